@@ -1,0 +1,84 @@
+// The completion word shared by a task and the one thread that waits for it.
+//
+// m_word holds two flags and, in the remaining bits, the address of at most one registered waiter:
+//   k_done      set once by the producer (the thread that ran the task), after the result is stored;
+//   k_detached  set once by the consumer when it gives up its interest (a future dropped unread);
+//   waiter*     a record on the waiting thread's stack, woken by the producer.
+// Whoever sets the second of {k_done, k_detached} frees the shared state. After finish() the
+// producer touches neither the state nor the waiter record again, except to call wake() on the
+// record, and the waiter does not leave until that call has signalled it (completion is the last
+// touch: docs/design.md#completion).
+#pragma once
+
+#include <atomic>
+#include <cassert>
+#include <cstdint>
+
+namespace fj::detail {
+
+// A registered waiter. wake() runs on the producer's thread and is the last access to the record.
+struct alignas(8) waiter {
+    void (*m_wake)(waiter*) noexcept = nullptr;
+};
+
+class completion {
+public:
+    // acquire: pairs with the release half of finish(); after true, the result may be read.
+    bool is_done() const noexcept { return (m_word.load(std::memory_order_acquire) & k_done) != 0; }
+
+    // Producer, once, after storing the result. Returns true if the consumer had detached, in which
+    // case the caller frees the state (nobody else will).
+    [[nodiscard]] bool finish() noexcept {
+        // acq_rel: release publishes the result to the consumer's acquire in is_done(); acquire
+        // orders a detached consumer's last accesses before the caller frees the state.
+        const std::uintptr_t old = m_word.fetch_or(k_done, std::memory_order_acq_rel);
+        if (waiter* w = waiter_of(old)) w->m_wake(w);
+        return (old & k_detached) != 0;
+    }
+
+    // Consumer, once, instead of waiting. Returns true if the producer already finished, in which
+    // case the caller frees the state. acq_rel: pairs with finish() (see there).
+    [[nodiscard]] bool detach() noexcept {
+        return (m_word.fetch_or(k_detached, std::memory_order_acq_rel) & k_done) != 0;
+    }
+
+    // Consumer. Registers `w` to be woken by finish(). False if already done (w will not be woken).
+    bool try_register(waiter* w) noexcept {
+        std::uintptr_t old = m_word.load(std::memory_order_relaxed);
+        do {
+            if (old & k_done) return false;
+            assert(waiter_of(old) == nullptr && "a completion has at most one waiter");
+            // release: the record's fields are visible to the producer that reads it in finish().
+            // acquire on failure: a k_done we then observe publishes the result.
+        } while (!m_word.compare_exchange_weak(old, old | reinterpret_cast<std::uintptr_t>(w),
+                                               std::memory_order_acq_rel,
+                                               std::memory_order_acquire));
+        return true;
+    }
+
+    // Consumer, after a timeout. True if `w` was removed before finish() saw it; false if finish()
+    // has run or is running, in which case w->wake() is (about to be) called and the caller must
+    // wait for it before reusing the record.
+    bool try_deregister(waiter* w) noexcept {
+        std::uintptr_t old = m_word.load(std::memory_order_acquire);
+        do {
+            if (old & k_done) return false;
+            assert(waiter_of(old) == w);
+        } while (!m_word.compare_exchange_weak(old, old & k_flags, std::memory_order_acq_rel,
+                                               std::memory_order_acquire));
+        return true;
+    }
+
+private:
+    static constexpr std::uintptr_t k_done = 1;
+    static constexpr std::uintptr_t k_detached = 2;
+    static constexpr std::uintptr_t k_flags = 7; // waiter records are 8-aligned
+
+    static waiter* waiter_of(std::uintptr_t word) noexcept {
+        return reinterpret_cast<waiter*>(word & ~k_flags);
+    }
+
+    std::atomic<std::uintptr_t> m_word{0};
+};
+
+} // namespace fj::detail

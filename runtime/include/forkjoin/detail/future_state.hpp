@@ -1,0 +1,72 @@
+// The state a fork()ed or submit()ted task shares with its fj::future: the completion word, the
+// result, and how to free the block. Task and state live in one pooled block (fork_task), freed by
+// whichever of the two sides finishes second (see completion.hpp).
+#pragma once
+
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "completion.hpp"
+#include "result_slot.hpp"
+#include "task.hpp"
+#include "worker.hpp"
+
+namespace fj::detail {
+
+template <class T>
+struct future_state {
+    using destroy_fn = void (*)(future_state*) noexcept;
+
+    completion m_completion;
+    result_slot<T> m_result;
+    destroy_fn m_destroy = nullptr;
+
+    void destroy() noexcept { m_destroy(this); }
+};
+
+// The callable's result type when called once as an lvalue (how the task calls it).
+template <class F>
+using task_result_t = std::invoke_result_t<std::decay_t<F>&>;
+
+template <class F, class T>
+class fork_task final : public task, public future_state<T> {
+public:
+    template <class G>
+    static fork_task* make(G&& fn) {
+        void* memory = allocate_task_memory<fork_task>();
+        try {
+            return new (memory) fork_task(std::forward<G>(fn));
+        } catch (...) {
+            free_task_memory<fork_task>(memory);
+            throw;
+        }
+    }
+
+    // For a task that was created but never queued (its submission failed).
+    void discard() noexcept { destroy_impl(this); }
+
+private:
+    template <class G>
+    explicit fork_task(G&& fn) : m_fn(std::forward<G>(fn)) {
+        this->m_run = &run_impl;
+        this->m_destroy = &destroy_impl;
+    }
+
+    static void run_impl(task* t) noexcept {
+        auto* self = static_cast<fork_task*>(t);
+        self->m_result.run(*self->m_fn);
+        self->m_fn.reset(); // captures go away before the future becomes ready
+        if (self->m_completion.finish()) destroy_impl(self); // the future was dropped unread
+    }
+
+    static void destroy_impl(future_state<T>* s) noexcept {
+        auto* self = static_cast<fork_task*>(s);
+        self->~fork_task();
+        free_task_memory<fork_task>(self);
+    }
+
+    std::optional<F> m_fn;
+};
+
+} // namespace fj::detail

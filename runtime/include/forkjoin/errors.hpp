@@ -1,0 +1,24 @@
+// Errors the runtime reports. Misuse of a future reuses std::future_error(no_state); everything
+// else is one of the standard exception types below, thrown from one out-of-line helper each so
+// messages are uniform and the throwing code stays off the inline fast paths.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace fj {
+
+// Thrown by submit()/fork() from outside the pool after shutdown() has begun.
+class scheduler_closed : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+[[noreturn]] void throw_invalid_argument(const std::string& message);
+[[noreturn]] void throw_logic_error(const std::string& message);
+[[noreturn]] void throw_scheduler_closed();
+[[noreturn]] void throw_no_state();
+} // namespace detail
+
+} // namespace fj

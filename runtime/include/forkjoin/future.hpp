@@ -1,0 +1,102 @@
+// fj::future<T>: the result of a task started by fork(), submit() or async().
+//
+// - get() waits, then returns the value or rethrows the task's exception; the future is then empty.
+// - wait()/get() on a worker run other tasks meanwhile; off the pool they block.
+// - Dropping a future without get() neither blocks nor cancels: the task still runs, and an
+//   exception it throws is discarded.
+// - get()/wait()/is_ready() on an empty future throw std::future_error(no_state).
+#pragma once
+
+#include <chrono>
+#include <future>
+#include <utility>
+
+#include "detail/future_state.hpp"
+#include "detail/wait.hpp"
+#include "errors.hpp"
+
+namespace fj {
+
+class scheduler;
+
+template <class T>
+class future {
+public:
+    using value_type = T;
+
+    future() noexcept = default;
+    future(future&& other) noexcept : m_state(std::exchange(other.m_state, nullptr)) {}
+    future& operator=(future&& other) noexcept {
+        if (this != &other) {
+            release();
+            m_state = std::exchange(other.m_state, nullptr);
+        }
+        return *this;
+    }
+    future(const future&) = delete;
+    future& operator=(const future&) = delete;
+    ~future() { release(); }
+
+    bool valid() const noexcept { return m_state != nullptr; }
+
+    bool is_ready() const {
+        check();
+        return m_state->m_completion.is_done();
+    }
+
+    void wait() const {
+        check();
+        detail::wait(m_state->m_completion);
+    }
+
+    template <class Rep, class Period>
+    std::future_status wait_for(const std::chrono::duration<Rep, Period>& timeout) const {
+        return wait_until(std::chrono::steady_clock::now() + timeout);
+    }
+
+    // Timed waits run on steady_clock; a deadline on another clock is converted once.
+    template <class Clock, class Duration>
+    std::future_status wait_until(const std::chrono::time_point<Clock, Duration>& deadline) const {
+        check();
+        std::chrono::steady_clock::time_point steady_deadline;
+        if constexpr (std::is_same_v<Clock, std::chrono::steady_clock>)
+            steady_deadline = std::chrono::time_point_cast<std::chrono::steady_clock::duration>(deadline);
+        else
+            steady_deadline = std::chrono::steady_clock::now() +
+                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  deadline - Clock::now());
+        return detail::wait_until(m_state->m_completion, steady_deadline)
+                   ? std::future_status::ready
+                   : std::future_status::timeout;
+    }
+
+    T get() {
+        check();
+        detail::wait(m_state->m_completion);
+        // The task is done and touches the state no more: it is ours alone to read and free.
+        struct free_on_exit {
+            detail::future_state<T>* state;
+            ~free_on_exit() { state->destroy(); }
+        } guard{std::exchange(m_state, nullptr)};
+        return guard.state->m_result.take();
+    }
+
+private:
+    friend class scheduler;
+
+    explicit future(detail::future_state<T>* state) noexcept : m_state(state) {}
+
+    void check() const {
+        if (m_state == nullptr) detail::throw_no_state();
+    }
+
+    void release() noexcept {
+        if (m_state == nullptr) return;
+        detail::future_state<T>* s = std::exchange(m_state, nullptr);
+        if (s->m_completion.is_done() || s->m_completion.detach()) s->destroy();
+    }
+
+    detail::future_state<T>* m_state = nullptr;
+};
+
+} // namespace fj

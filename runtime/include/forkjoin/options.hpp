@@ -1,0 +1,31 @@
+// Scheduler configuration: an options struct, not macros.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+
+namespace fj {
+
+struct scheduler_options {
+    // Number of worker threads. 0 means the default: the FJ_WORKERS environment variable if set,
+    // else the number of CPUs in the process's affinity mask (as `nproc` reports; unlike
+    // std::thread::hardware_concurrency() this honours taskset and container CPU limits).
+    std::size_t workers = 0;
+
+    // Native stack of each worker thread. A reservation: only touched pages use memory, so it is
+    // generous by default, because help-while-waiting nests tasks on the waiting worker's stack.
+    std::size_t worker_stack_size = std::size_t{64} << 20;
+
+    // Pin worker i to the i-th CPU of the affinity mask (wrapping around).
+    bool pin_workers = false;
+
+    // How long an idle worker keeps looking for work before it sleeps.
+    std::chrono::microseconds spin_before_sleep{50};
+
+    // Initial capacity of each worker's deque (it grows on demand; a fork never fails for space).
+    std::size_t initial_deque_capacity = 256;
+
+    static constexpr std::size_t max_workers = 4096;
+};
+
+} // namespace fj

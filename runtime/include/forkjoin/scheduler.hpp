@@ -1,0 +1,211 @@
+// fj::scheduler: a pool of worker threads, each with its own work-stealing deque, plus one global
+// FIFO injection queue for work arriving from outside the pool.
+//
+//   fork(f)             on one of this pool's workers: push f to the front of that worker's deque
+//                       (thieves take from the back); elsewhere: the same as submit(f).
+//   submit(f)           from any thread: append f to the injection queue (FIFO).
+//   join(a, b)          run a and b, b possibly in parallel; allocation-free; returns both results.
+//   reschedule_until(p) return once p() holds; meanwhile run other tasks (help while waiting).
+//   shutdown()          finish everything submitted, then join the workers. Later submits from
+//                       outside throw fj::scheduler_closed. The destructor calls it.
+//
+// Design, invariants and protocols: docs/design.md.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "detail/callable_check.hpp"
+#include "detail/current.hpp"
+#include "detail/event_count.hpp"
+#include "detail/function_ref.hpp"
+#include "detail/future_state.hpp"
+#include "detail/injection_queue.hpp"
+#include "detail/join_task.hpp"
+#include "detail/task.hpp"
+#include "detail/worker.hpp"
+#include "future.hpp"
+#include "options.hpp"
+#include "stats.hpp"
+
+namespace fj {
+
+class scheduler {
+public:
+    // Default options: FJ_WORKERS, else one worker per CPU in the affinity mask.
+    scheduler();
+    // Exactly `workers` workers (0 = the default count).
+    explicit scheduler(std::size_t workers);
+    explicit scheduler(const scheduler_options& options);
+    ~scheduler();
+
+    scheduler(const scheduler&) = delete;
+    scheduler& operator=(const scheduler&) = delete;
+
+    std::size_t worker_count() const noexcept { return m_worker_count; }
+    const scheduler_options& options() const noexcept { return m_options; }
+
+    template <class F>
+    future<detail::task_result_t<F>> submit(F&& fn);
+
+    template <class F>
+    future<detail::task_result_t<F>> fork(F&& fn);
+
+    template <class A, class B>
+    detail::join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>> join(A&& a, B&& b);
+
+    template <class Predicate>
+    void reschedule_until(Predicate&& done);
+
+    // Runs one pending task of this scheduler on the calling thread, if there is one.
+    bool try_run_one();
+
+    void shutdown();
+    bool is_closed() const noexcept { return (m_gate.load(std::memory_order_acquire) & k_closed) != 0; }
+
+    // True if the calling thread is one of this scheduler's workers.
+    bool on_worker_thread() const noexcept {
+        detail::worker* w = detail::current_worker();
+        return w != nullptr && w->m_owner == this;
+    }
+
+    scheduler_stats stats() const;
+
+private:
+    friend void detail::wait_slow(detail::completion&);
+    friend bool detail::wait_until_slow(detail::completion&, std::chrono::steady_clock::time_point);
+    struct thread_group;
+
+    static constexpr std::uint64_t k_closed = 1;       // m_gate bit 0
+    static constexpr std::uint64_t k_one_submitter = 2; // m_gate counts submitters inside, in 2s
+
+    // The calling thread's worker if it belongs to this scheduler.
+    detail::worker* own_worker() const noexcept {
+        detail::worker* w = detail::current_worker();
+        return (w != nullptr && w->m_owner == this) ? w : nullptr;
+    }
+
+    void push_local(detail::worker& w, detail::task* t) {
+        w.m_deque.push(t); // seq_cst publication, then the sleeper check: docs/design.md#sleep
+        if (m_sleep.has_waiters()) [[unlikely]]
+            m_sleep.notify_one();
+    }
+
+    template <class F>
+    static auto make_task(F&& fn) {
+        return detail::fork_task<std::decay_t<F>, detail::task_result_t<F>>::make(std::forward<F>(fn));
+    }
+
+    // Out of line (runtime/src): the cold and slow paths.
+    void inject(detail::task* t);
+    void help_until(detail::function_ref<bool()> done);
+    void help_on_worker(detail::worker& w, detail::function_ref<bool()> done);
+    void help_outside(detail::function_ref<bool()> done);
+    bool pop_until(detail::task* first_popped, detail::task* target);
+    bool run_one_outside();
+    void run_task(detail::worker& w, detail::task* t) noexcept;
+    detail::task* find_work(detail::worker& w);
+    detail::task* find_work_or_sleep(detail::worker& w);
+    detail::task* steal_from_others(detail::worker* self, std::uint64_t random);
+    bool work_visible() const noexcept;
+    void worker_main(std::size_t index);
+    void start_workers();
+    void leave_gate() noexcept;
+
+    scheduler_options m_options;
+    std::size_t m_worker_count = 0;
+    std::vector<std::unique_ptr<detail::worker>> m_workers;
+    detail::injection_queue<detail::task> m_injected;
+    alignas(128) detail::event_count m_sleep;
+    alignas(128) std::atomic<std::uint64_t> m_gate{0}; // closed bit + submitters inside
+    std::atomic<std::uint32_t> m_active{0};            // workers/helpers not asleep
+    std::atomic<bool> m_stop{false};                   // set once: all work done after close
+    std::atomic<std::uint64_t> m_outside_rng{0x9e3779b97f4a7c15ull};
+    std::unique_ptr<thread_group> m_threads;
+    std::mutex m_shutdown_mutex;
+    bool m_joined = false; // guarded by m_shutdown_mutex
+};
+
+template <class F>
+future<detail::task_result_t<F>> scheduler::submit(F&& fn) {
+    detail::check_callable(fn);
+    auto* t = make_task(std::forward<F>(fn));
+    try {
+        inject(t);
+    } catch (...) {
+        t->discard(); // never queued: nobody else knows it
+        throw;
+    }
+    return future<detail::task_result_t<F>>(t);
+}
+
+template <class F>
+future<detail::task_result_t<F>> scheduler::fork(F&& fn) {
+    detail::worker* w = own_worker();
+    if (w == nullptr) return submit(std::forward<F>(fn));
+    detail::check_callable(fn);
+    auto* t = make_task(std::forward<F>(fn));
+    try {
+        push_local(*w, t);
+    } catch (...) { // the deque could not grow
+        t->discard();
+        throw;
+    }
+    w->m_stats.forks.bump();
+    return future<detail::task_result_t<F>>(t);
+}
+
+template <class A, class B>
+detail::join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>>
+scheduler::join(A&& a, B&& b) {
+    using Ra = std::invoke_result_t<A&>;
+    using Rb = std::invoke_result_t<B&>;
+    detail::check_callable(a);
+    detail::check_callable(b);
+    detail::worker* w = own_worker();
+    if (w == nullptr) {
+        // Not on this pool: run the whole join as one task there, so both branches and everything
+        // they fork take the fast path, and wait for it.
+        return submit([&] { return join(a, b); }).get();
+    }
+    detail::join_task<std::remove_reference_t<B>> task_b(b);
+    push_local(*w, &task_b);
+    w->m_stats.forks.bump();
+    detail::result_slot<Ra> result_a;
+    result_a.run(a);
+    // Pop task_b back by identity (the common case: inline, no call). Something else on top of
+    // it is a task that a's code forked without joining: pop_until() runs those first.
+    detail::task* popped = detail::current_worker()->m_deque.pop(); // re-read: a may have migrated
+    if (popped == &task_b || (popped != nullptr && pop_until(popped, &task_b))) {
+        // Not stolen: run it here unless a already failed (then b is cancelled before it starts).
+        if (!result_a.failed()) {
+            detail::current_worker()->m_stats.tasks_run.bump();
+            task_b.run_inline();
+        }
+    } else {
+        // Stolen: the thief may still be running it, and it references this frame. Wait even if
+        // a failed.
+        detail::wait(task_b.m_done);
+    }
+    if (result_a.failed()) std::rethrow_exception(result_a.error());
+    if constexpr (std::is_void_v<Ra> && std::is_void_v<Rb>) {
+        task_b.m_result.take();
+    } else {
+        return std::pair<detail::join_value_t<Ra>, detail::join_value_t<Rb>>{
+            detail::take_join_value(result_a), detail::take_join_value(task_b.m_result)};
+    }
+}
+
+template <class Predicate>
+void scheduler::reschedule_until(Predicate&& done) {
+    if (done()) return; // the inline fast path
+    help_until(detail::function_ref<bool()>(done));
+}
+
+} // namespace fj

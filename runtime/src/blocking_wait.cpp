@@ -1,0 +1,71 @@
+// Waiting for a completion (futures and stolen join branches).
+//
+// On a worker: run that worker's other tasks until the completion is done (help while waiting);
+// the OS thread never sleeps while runnable work exists.
+// Off the pool: register a waiter record on this thread's stack and block on it. The producer's
+// finish() wakes it; the record stays alive until that wake-up has signalled it, because the wake
+// is the producer's last touch (docs/design.md#completion).
+#include <chrono>
+#include <condition_variable>
+#include <forkjoin/scheduler.hpp>
+#include <mutex>
+
+namespace fj::detail {
+namespace {
+
+struct blocking_waiter : waiter {
+    std::mutex mutex;
+    std::condition_variable woken_cv;
+    bool woken = false; // guarded by mutex
+
+    blocking_waiter() { m_wake = &wake; }
+
+    static void wake(waiter* w) noexcept {
+        auto* self = static_cast<blocking_waiter*>(w);
+        // Notify under the lock: the waiter cannot return (and destroy the record) before we
+        // release it, and releasing a mutex its next owner may destroy is allowed by POSIX.
+        std::lock_guard lock(self->mutex);
+        self->woken = true;
+        self->woken_cv.notify_one();
+    }
+
+    void wait_woken() {
+        std::unique_lock lock(mutex);
+        woken_cv.wait(lock, [&] { return woken; });
+    }
+};
+
+} // namespace
+
+void wait_slow(completion& c) {
+    if (worker* w = current_worker()) {
+        w->m_owner->help_on_worker(*w, [&] { return c.is_done(); });
+        return;
+    }
+    blocking_waiter record;
+    if (!c.try_register(&record)) return; // already done
+    record.wait_woken();
+}
+
+bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadline) {
+    if (worker* w = current_worker()) {
+        unsigned polls = 0;
+        // A task run while helping may overrun the deadline: help-while-waiting cannot preempt.
+        w->m_owner->help_on_worker(*w, [&] {
+            return c.is_done() ||
+                   (++polls % 32 == 0 && std::chrono::steady_clock::now() >= deadline);
+        });
+        return c.is_done();
+    }
+    blocking_waiter record;
+    if (!c.try_register(&record)) return true;
+    {
+        std::unique_lock lock(record.mutex);
+        if (record.woken_cv.wait_until(lock, deadline, [&] { return record.woken; })) return true;
+    }
+    if (c.try_deregister(&record)) return false; // timed out; finish() will never see the record
+    record.wait_woken(); // finish() raced the timeout and is waking us: wait for its last touch
+    return true;
+}
+
+} // namespace fj::detail

@@ -1,0 +1,196 @@
+// Scheduler lifecycle: start-up, submission through the gate, shutdown, statistics.
+//
+// Shutdown (docs/design.md#shutdown), in steps:
+//   1. close the gate (m_gate bit 0): from now on a submit from outside the pool throws
+//      fj::scheduler_closed. Submits already inside the gate finish pushing; tasks of this pool
+//      may still fork and submit (they are part of the work being finished);
+//   2. wake every sleeping worker so each re-evaluates;
+//   3. workers keep running until the last one awake finds every queue empty, the gate closed and
+//      no submitter inside (the termination invariant in worker_loop.cpp); it sets m_stop and
+//      wakes the rest, which exit;
+//   4. join the threads.
+// Nothing accepted is lost: a submit either got in before the close (and the workers cannot
+// stop before its task ran) or threw.
+#include <pthread.h>
+#include <sched.h>
+
+#include <boost/thread/thread.hpp>
+#include <cstdio>
+#include <exception>
+#include <forkjoin/scheduler.hpp>
+#include <ostream>
+#include <string>
+
+#include "system.hpp"
+
+namespace fj {
+
+struct scheduler::thread_group {
+    std::vector<boost::thread> threads;
+};
+
+namespace {
+
+scheduler_options with_workers(std::size_t workers) {
+    scheduler_options o;
+    o.workers = workers;
+    return o;
+}
+
+void validate(const scheduler_options& o) {
+    if (o.workers > scheduler_options::max_workers)
+        detail::throw_invalid_argument(
+            "fj::scheduler: " + std::to_string(o.workers) + " workers requested; the limit is " +
+            std::to_string(scheduler_options::max_workers) + " (use 0 for one per available CPU)");
+    if (o.worker_stack_size < (std::size_t{64} << 10))
+        detail::throw_invalid_argument("fj::scheduler: worker_stack_size " +
+                                       std::to_string(o.worker_stack_size) +
+                                       " is below the minimum of 65536 bytes");
+    if (o.spin_before_sleep.count() < 0)
+        detail::throw_invalid_argument("fj::scheduler: spin_before_sleep must not be negative");
+    if (o.initial_deque_capacity == 0 || o.initial_deque_capacity > (std::size_t{1} << 30))
+        detail::throw_invalid_argument(
+            "fj::scheduler: initial_deque_capacity must be between 1 and 2^30");
+}
+
+} // namespace
+
+scheduler::scheduler() : scheduler(scheduler_options{}) {}
+
+scheduler::scheduler(std::size_t workers) : scheduler(with_workers(workers)) {}
+
+scheduler::scheduler(const scheduler_options& options) : m_options(options) {
+    validate(options);
+    m_worker_count = options.workers != 0 ? options.workers : detail::default_worker_count();
+    m_options.workers = m_worker_count;
+    m_workers.reserve(m_worker_count);
+    for (std::size_t i = 0; i < m_worker_count; ++i)
+        m_workers.push_back(
+            std::make_unique<detail::worker>(this, i, m_options.initial_deque_capacity));
+    m_active.store(static_cast<std::uint32_t>(m_worker_count), std::memory_order_relaxed);
+    start_workers();
+}
+
+void scheduler::start_workers() {
+    m_threads = std::make_unique<thread_group>();
+    m_threads->threads.reserve(m_worker_count);
+    boost::thread::attributes attributes;
+    attributes.set_stack_size(m_options.worker_stack_size);
+    const boost::thread::attributes& attrs = attributes; // const&: see fibers-study.md §1
+    const std::vector<int> cpus = m_options.pin_workers ? detail::affinity_cpus() : std::vector<int>{};
+    for (std::size_t i = 0; i < m_worker_count; ++i) {
+        try {
+            m_threads->threads.emplace_back(attrs, [this, i] { worker_main(i); });
+        } catch (const std::exception& e) {
+            // Undo: the started workers count as active; the rest never will.
+            m_active.fetch_sub(static_cast<std::uint32_t>(m_worker_count - i),
+                               std::memory_order_seq_cst);
+            m_gate.fetch_or(k_closed, std::memory_order_seq_cst);
+            m_sleep.notify_all();
+            for (auto& t : m_threads->threads) t.join();
+            m_joined = true;
+            throw std::runtime_error("fj::scheduler: could not start worker thread " +
+                                     std::to_string(i + 1) + " of " +
+                                     std::to_string(m_worker_count) + ": " + e.what());
+        }
+        if (!cpus.empty()) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(cpus[i % cpus.size()], &set);
+            // Best effort: pinning is an optimisation, and the mask may have changed meanwhile.
+            (void)pthread_setaffinity_np(m_threads->threads.back().native_handle(), sizeof(set), &set);
+        }
+    }
+}
+
+scheduler::~scheduler() {
+    if (on_worker_thread() || detail::current_scheduler_or_null() == this) {
+        std::fputs("fj::scheduler destroyed from one of its own tasks: it cannot wait for itself. "
+                   "Destroy it from outside the pool.\n",
+                   stderr);
+        std::terminate();
+    }
+    shutdown();
+}
+
+void scheduler::shutdown() {
+    if (on_worker_thread() || detail::current_scheduler_or_null() == this)
+        detail::throw_logic_error(
+            "fj::scheduler::shutdown() called from one of the scheduler's own tasks: it would wait "
+            "for itself to finish. Call shutdown() from outside the pool.");
+    std::lock_guard lock(m_shutdown_mutex);
+    if (m_joined) return;
+    // seq_cst: ordered with submitters' gate RMWs and the workers' quiescence check.
+    m_gate.fetch_or(k_closed, std::memory_order_seq_cst);
+    m_sleep.notify_all();
+    for (auto& t : m_threads->threads) t.join();
+    m_joined = true;
+}
+
+// --- Submission through the gate ----------------------------------------------------------------
+
+void scheduler::leave_gate() noexcept {
+    // seq_cst: see inject(). The last submitter to leave a closed gate wakes the workers so the
+    // one that finds the pool quiet can stop it.
+    const std::uint64_t now = m_gate.fetch_sub(k_one_submitter, std::memory_order_seq_cst) - k_one_submitter;
+    if (now == k_closed) m_sleep.notify_all();
+}
+
+void scheduler::inject(detail::task* t) {
+    // seq_cst: the entry is ordered before or after the close in one total order: before, and the
+    // workers see us inside (and wait for our push); after, and we see the closed bit.
+    const std::uint64_t gate = m_gate.fetch_add(k_one_submitter, std::memory_order_seq_cst);
+    // Tasks of this pool (on its workers, or helping threads running one) may still submit while
+    // it drains: they are counted active, so the pool cannot stop before their submissions run.
+    if ((gate & k_closed) != 0 && detail::current_scheduler_or_null() != this) {
+        leave_gate();
+        detail::throw_scheduler_closed();
+    }
+    m_injected.push(t); // a seq_cst exchange, then the sleeper check: docs/design.md#sleep
+    m_sleep.notify_one();
+    leave_gate();
+}
+
+// --- Statistics ---------------------------------------------------------------------------------
+
+scheduler_stats scheduler::stats() const {
+    scheduler_stats s;
+    s.workers.reserve(m_worker_count);
+    for (const auto& w : m_workers) {
+        const detail::worker_counters& c = w->m_stats;
+        s.workers.push_back({c.tasks_run.get(), c.forks.get(), c.steals.get(), c.failed_steals.get(),
+                             c.injected_taken.get(), c.sleeps.get(), c.wakeups.get()});
+    }
+    return s;
+}
+
+worker_stats& worker_stats::operator+=(const worker_stats& o) noexcept {
+    tasks_run += o.tasks_run;
+    forks += o.forks;
+    steals += o.steals;
+    failed_steals += o.failed_steals;
+    injected_taken += o.injected_taken;
+    sleeps += o.sleeps;
+    wakeups += o.wakeups;
+    return *this;
+}
+
+worker_stats scheduler_stats::total() const noexcept {
+    worker_stats sum;
+    for (const auto& w : workers) sum += w;
+    return sum;
+}
+
+std::ostream& operator<<(std::ostream& out, const scheduler_stats& stats) {
+    const auto line = [&](const std::string& name, const worker_stats& w) {
+        out << name << ": tasks_run=" << w.tasks_run << " forks=" << w.forks << " steals=" << w.steals
+            << " failed_steals=" << w.failed_steals << " injected_taken=" << w.injected_taken
+            << " sleeps=" << w.sleeps << " wakeups=" << w.wakeups << '\n';
+    };
+    for (std::size_t i = 0; i < stats.workers.size(); ++i)
+        line("worker " + std::to_string(i), stats.workers[i]);
+    line("total", stats.total());
+    return out;
+}
+
+} // namespace fj

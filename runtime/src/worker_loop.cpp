@@ -1,0 +1,229 @@
+// Where workers (and helping threads) find work, how they help while waiting, and how they sleep.
+//
+// Find-work order for a worker (docs/design.md#find-work):
+//   1. every k_injection_period-th look: the injection queue first, so a worker with a long local
+//      backlog still starts outside submissions (Go's scheduler does this every 61 ticks);
+//   2. its own deque (newest first: the task it forked last, hot in cache);
+//   3. steal from other workers, starting at a random victim (oldest first: the biggest pieces);
+//   4. the injection queue.
+// Idle workers spin for options().spin_before_sleep, then sleep on the event count
+// (docs/design.md#sleep). The shutdown sequence is in scheduler.cpp and docs/design.md#shutdown.
+#include <chrono>
+#include <forkjoin/scheduler.hpp>
+#include <thread>
+
+namespace fj::detail {
+thread_local constinit thread_context tl_context{};
+} // namespace fj::detail
+
+namespace fj {
+namespace {
+
+constexpr std::uint32_t k_injection_period = 61;
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+}
+
+// Waiting with nothing to run: pause briefly, then give the CPU to other threads.
+void back_off(unsigned idle_rounds) {
+    if (idle_rounds < 64) {
+        for (int i = 0; i < 16; ++i) cpu_relax();
+    } else {
+        std::this_thread::yield();
+    }
+}
+
+} // namespace
+
+void scheduler::run_task(detail::worker& w, detail::task* t) noexcept {
+    w.m_stats.tasks_run.bump();
+    t->run();
+}
+
+detail::task* scheduler::steal_from_others(detail::worker* self, std::uint64_t random) {
+    const std::size_t n = m_worker_count;
+    const std::size_t start = static_cast<std::size_t>(random % n);
+    for (std::size_t i = 0; i < n; ++i) {
+        detail::worker& victim = *m_workers[(start + i) % n];
+        if (&victim == self) continue;
+        detail::task* t = nullptr;
+        if (victim.m_deque.steal(t) == detail::steal_result::success) {
+            if (self != nullptr) self->m_stats.steals.bump();
+            return t;
+        }
+        if (self != nullptr) self->m_stats.failed_steals.bump();
+    }
+    return nullptr;
+}
+
+detail::task* scheduler::find_work(detail::worker& w) {
+    if (++w.m_tick % k_injection_period == 0) {
+        if (detail::task* t = m_injected.try_pop()) {
+            w.m_stats.injected_taken.bump();
+            return t;
+        }
+    }
+    if (detail::task* t = w.m_deque.pop()) return t;
+    if (m_worker_count > 1) {
+        if (detail::task* t = steal_from_others(&w, w.next_random())) return t;
+    }
+    if (detail::task* t = m_injected.try_pop()) {
+        w.m_stats.injected_taken.bump();
+        return t;
+    }
+    return nullptr;
+}
+
+bool scheduler::work_visible() const noexcept {
+    if (!m_injected.empty_hint()) return true;
+    for (const auto& w : m_workers)
+        if (!w->m_deque.empty_hint()) return true;
+    return false;
+}
+
+// Returns the next task for worker w, sleeping while there is none; nullptr once the scheduler
+// has stopped (closed, and every task finished).
+//
+// Invariant (termination): m_active counts workers that are not asleep plus helping threads
+// inside run_one_outside(). A thread only takes a task while counted, and only counted threads
+// (and submitters inside the gate, counted in m_gate) add work. So when the last counted worker
+// finds every queue empty, the gate closed and no submitter inside, no task can ever appear again.
+detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
+    for (;;) {
+        if (detail::task* t = find_work(w)) return t;
+
+        // 1. Spin: work often appears within microseconds (a sibling's next fork), and a sleep plus
+        //    a wake-up costs tens of microseconds.
+        const auto spin_until = std::chrono::steady_clock::now() + m_options.spin_before_sleep;
+        detail::task* found = nullptr;
+        for (unsigned round = 0; found == nullptr; ++round) {
+            for (int i = 0; i < 32; ++i) cpu_relax();
+            found = find_work(w);
+            if ((round & 15) == 15 && std::chrono::steady_clock::now() >= spin_until) break;
+        }
+        if (found != nullptr) return found;
+
+        // 2. Sleep, with the event count's prewait / re-check / commit (docs/design.md#sleep).
+        const auto key = m_sleep.prepare_wait();
+        if (m_stop.load(std::memory_order_acquire)) {
+            m_sleep.cancel_wait();
+            return nullptr;
+        }
+        // Read the gate before re-checking the queues: if it is closed with nobody inside, every
+        // accepted submission is already in the injection queue. seq_cst: ordered with the
+        // submitters' seq_cst RMWs on the gate and the close.
+        const bool closed_and_quiet = m_gate.load(std::memory_order_seq_cst) == k_closed;
+        if (work_visible()) {
+            m_sleep.cancel_wait();
+            continue;
+        }
+        // seq_cst: the termination invariant above needs a single order of these decrements with
+        // the queue re-checks and the helpers' increments.
+        if (m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && closed_and_quiet) {
+            // Last one awake, nothing queued, nothing can come: stop everybody.
+            m_stop.store(true, std::memory_order_release); // pairs with the acquire loads above/below
+            m_sleep.cancel_wait();
+            m_sleep.notify_all();
+            return nullptr;
+        }
+        w.m_stats.sleeps.bump();
+        m_sleep.commit_wait(key);
+        w.m_stats.wakeups.bump();
+        m_active.fetch_add(1, std::memory_order_seq_cst);
+        if (m_stop.load(std::memory_order_acquire)) return nullptr;
+    }
+}
+
+void scheduler::worker_main(std::size_t index) {
+    detail::worker& w = *m_workers[index];
+    detail::tl_context = {&w, this};
+    while (detail::task* t = find_work_or_sleep(w)) run_task(w, t);
+    detail::tl_context = {};
+}
+
+// --- Helping while waiting ----------------------------------------------------------------------
+
+void scheduler::help_until(detail::function_ref<bool()> done) {
+    if (detail::worker* w = detail::current_worker())
+        w->m_owner->help_on_worker(*w, done); // a worker helps its own pool, whichever it waits on
+    else
+        help_outside(done);
+}
+
+void scheduler::help_on_worker(detail::worker& first, detail::function_ref<bool()> done) {
+    (void)first;
+    for (unsigned idle_rounds = 0;;) {
+        if (done()) return;
+        detail::worker& w = *detail::current_worker(); // re-read after every task: migration-safe
+        if (detail::task* t = find_work(w)) {
+            run_task(w, t);
+            idle_rounds = 0;
+            continue;
+        }
+        back_off(idle_rounds++);
+    }
+}
+
+void scheduler::help_outside(detail::function_ref<bool()> done) {
+    for (unsigned idle_rounds = 0;;) {
+        if (done()) return;
+        if (run_one_outside()) {
+            idle_rounds = 0;
+            continue;
+        }
+        // Nothing to run: an arbitrary predicate cannot wake us, so poll with a growing pause.
+        if (idle_rounds < 256)
+            back_off(idle_rounds);
+        else
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        ++idle_rounds;
+    }
+}
+
+bool scheduler::pop_until(detail::task* popped, detail::task* target) {
+    for (;;) {
+        detail::worker& w = *detail::current_worker();
+        run_task(w, popped); // forked by the joining frame's code and not joined: a descendant
+        popped = detail::current_worker()->m_deque.pop();
+        if (popped == nullptr) return false;
+        if (popped == target) return true;
+    }
+}
+
+bool scheduler::run_one_outside() {
+    // Counted as active while holding a task, so shutdown cannot finish under us (see the
+    // termination invariant above). seq_cst: same single order as the workers' decrements.
+    m_active.fetch_add(1, std::memory_order_seq_cst);
+    detail::task* t = m_injected.try_pop();
+    if (t == nullptr && m_worker_count > 0)
+        t = steal_from_others(nullptr, m_outside_rng.fetch_add(0x9e3779b97f4a7c15ull,
+                                                               std::memory_order_relaxed));
+    if (t != nullptr) {
+        // The task runs with its own scheduler as the current one (fj::fork etc. inside it).
+        scheduler* saved = detail::tl_context.s;
+        detail::tl_context.s = this;
+        t->run();
+        detail::tl_context.s = saved;
+    }
+    if (m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && is_closed())
+        m_sleep.notify_all(); // we may have been the last one awake: let the workers re-check
+    return t != nullptr;
+}
+
+bool scheduler::try_run_one() {
+    if (detail::worker* w = own_worker()) {
+        if (detail::task* t = find_work(*w)) {
+            run_task(*w, t);
+            return true;
+        }
+        return false;
+    }
+    return run_one_outside();
+}
+
+} // namespace fj
