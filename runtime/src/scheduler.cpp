@@ -68,6 +68,7 @@ scheduler::scheduler(const scheduler_options& options) : m_options(options) {
         m_workers.push_back(
             std::make_unique<detail::worker>(this, i, m_options.initial_deque_capacity));
     m_active.store(static_cast<std::uint32_t>(m_worker_count), std::memory_order_relaxed);
+    m_asymmetric_barrier = detail::asymmetric_barrier_available();
     start_workers();
 }
 

@@ -110,6 +110,9 @@ detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
 
         // 2. Sleep, with the event count's prewait / re-check / commit (docs/design.md#sleep).
         const auto key = m_sleep.prepare_wait();
+        // The sleeper's half of the asymmetric StoreLoad barrier: after it, any push whose
+        // sleeper check missed our prewait is visible to the re-check below.
+        if (m_asymmetric_barrier) detail::heavy_barrier();
         if (m_stop.load(std::memory_order_acquire)) {
             m_sleep.cancel_wait();
             return nullptr;

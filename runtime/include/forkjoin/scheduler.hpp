@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "detail/asymmetric_barrier.hpp"
 #include "detail/callable_check.hpp"
 #include "detail/current.hpp"
 #include "detail/event_count.hpp"
@@ -91,8 +92,17 @@ private:
         return (w != nullptr && w->m_owner == this) ? w : nullptr;
     }
 
+    // Pushes t to the calling worker's deque and wakes a sleeper if one sleeps. The store that
+    // publishes t and the load of the sleeper count form the pusher's half of the sleep
+    // protocol's Dekker pair (docs/design.md#sleep): with the asymmetric barrier the sleeper
+    // pays for the StoreLoad fence, else the push is a seq_cst store.
     void push_local(detail::worker& w, detail::task* t) {
-        w.m_deque.push(t); // seq_cst publication, then the sleeper check: docs/design.md#sleep
+        if (m_asymmetric_barrier) [[likely]] {
+            w.m_deque.push(t);
+            detail::light_barrier();
+        } else {
+            w.m_deque.push_seq_cst(t);
+        }
         if (m_sleep.has_waiters()) [[unlikely]]
             m_sleep.notify_one();
     }
@@ -122,6 +132,7 @@ private:
     std::size_t m_worker_count = 0;
     std::vector<std::unique_ptr<detail::worker>> m_workers;
     detail::injection_queue<detail::task> m_injected;
+    bool m_asymmetric_barrier = false; // set once at construction: see asymmetric_barrier.hpp
     alignas(128) detail::event_count m_sleep;
     alignas(128) std::atomic<std::uint64_t> m_gate{0}; // closed bit + submitters inside
     std::atomic<std::uint32_t> m_active{0};            // workers/helpers not asleep

@@ -56,20 +56,15 @@ public:
         }
     }
 
-    // Owner only. Makes `item` visible to thieves. The seq_cst store on bottom is stronger than
-    // the deque needs (release would do): it is the pusher's half of the sleep protocol's Dekker
-    // pair, ordering this push before the caller's check for sleeping workers
-    // (see docs/design.md#sleep and event_count::has_waiters()).
-    void push(T item) {
-        const std::int64_t b = m_bottom.load(std::memory_order_relaxed);
-        // acquire: pairs with the CAS on top in steal()/pop() so the slot a thief took is free.
-        const std::int64_t t = m_top.load(std::memory_order_acquire);
-        ring* r = m_ring.load(std::memory_order_relaxed); // only the owner writes m_ring
-        if (b - t > r->mask) r = grow(r, b, t);
-        r->put(b, item);
-        // seq_cst (includes release): publishes the slot to the thief that reads this bottom.
-        m_bottom.store(b + 1, std::memory_order_seq_cst);
-    }
+    // Owner only. Makes `item` visible to thieves.
+    void push(T item) { push_with(item, std::memory_order_release); }
+
+    // Owner only. As push(), but the publishing store is seq_cst: stronger than the deque needs,
+    // it makes the push one half of a Dekker pair with a sleeping worker's seq_cst prewait, so
+    // the caller's following seq_cst load of the sleeper count cannot miss a worker that went to
+    // sleep without seeing this item (docs/design.md#sleep). Used where the cheaper asymmetric
+    // barrier (asymmetric_barrier.hpp) is unavailable, and in ThreadSanitizer builds.
+    void push_seq_cst(T item) { push_with(item, std::memory_order_seq_cst); }
 
     // Owner only. Takes the newest item, or returns nullptr when the deque is empty.
     T pop() {
@@ -128,6 +123,21 @@ public:
     }
 
 private:
+    void push_with(T item, std::memory_order publish) {
+        const std::int64_t b = m_bottom.load(std::memory_order_relaxed);
+        // acquire: pairs with the CAS on top in steal()/pop() so the slot a thief took is free.
+        const std::int64_t t = m_top.load(std::memory_order_acquire);
+        ring* r = m_ring.load(std::memory_order_relaxed); // only the owner writes m_ring
+        if (b - t > r->mask) r = grow(r, b, t);
+        r->put(b, item);
+        // release (or seq_cst, see push_seq_cst): publishes the slot to the thief that reads this
+        // bottom with its seq_cst (acquiring) load in steal().
+        if (publish == std::memory_order_seq_cst)
+            m_bottom.store(b + 1, std::memory_order_seq_cst);
+        else
+            m_bottom.store(b + 1, std::memory_order_release);
+    }
+
     struct ring {
         ring(std::int64_t capacity, ring* older)
             : mask(capacity - 1), slots(new std::atomic<T>[static_cast<std::size_t>(capacity)]),

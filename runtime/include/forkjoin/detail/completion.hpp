@@ -64,6 +64,7 @@ public:
         do {
             if (old & k_done) return false;
             assert(waiter_of(old) == w);
+            (void)w;
         } while (!m_word.compare_exchange_weak(old, old & k_flags, std::memory_order_acq_rel,
                                                std::memory_order_acquire));
         return true;
