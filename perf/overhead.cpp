@@ -1,0 +1,420 @@
+// overhead: a standalone driver (no Google Benchmark) answering three questions in one run.
+//
+//   1. What does a fork cost? fib in the seed style (no cutoff) on 1 worker against the serial
+//      reference: ns per fork = (T1 - Tserial) / forks. With --cutoff C, coarse tasks: T1/Tserial
+//      should be within a few percent of 1. Also the 2-worker speed-up and the ratio to oneTBB.
+//   2. Throughput of tiny tasks submitted from outside the pool (ns per task).
+//   3. Submit-to-start latency on an idle (sleeping) pool: median and p99.
+//
+// Competitors come from the registration table (competitors/competitor.hpp); whichever were
+// built take part. fib runs are interleaved (round-robin over every competitor and worker count,
+// repeated --reps times, the start rotating each round) and the median is reported, so a slow
+// phase of the machine hits everyone alike. Every run checks its result.
+//
+//   overhead [--n 30,35 | --n 30..35] [--reps 5] [--cutoff C] [--workers 1,2]
+//            [--tasks 1000000] [--samples 1000] [--only fib,tasks,latency] [--cooldown-ms 20]
+#include "competitors/competitor.hpp"
+#include "workloads.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <sys/resource.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct options {
+    std::vector<int> ns;
+    int reps = fj_perf::k_overhead_reps;
+    int cutoff = 0;
+    std::vector<int> workers{std::begin(fj_perf::k_workers), std::end(fj_perf::k_workers)};
+    long tasks = fj_perf::k_tiny_tasks;
+    int samples = fj_perf::k_latency_samples;
+    std::set<std::string> parts{"fib", "tasks", "latency"};
+    int cooldown_ms =
+        20; // idle time between timed runs: lets other runtimes' threads stop spinning
+};
+
+[[noreturn]] void usage(char const* why) {
+    std::fprintf(
+        stderr,
+        "overhead: %s\n"
+        "usage: overhead [--n 30,35 | --n 30..35] [--reps R] [--cutoff C] [--workers 1,2]\n"
+        "                [--tasks N] [--samples S] [--only fib,tasks,latency]\n"
+        "                [--cooldown-ms MS]\n",
+        why);
+    std::exit(2);
+}
+
+long parse_long(std::string_view s) {
+    char* end = nullptr;
+    std::string const str{s};
+    long const v = std::strtol(str.c_str(), &end, 10);
+    if (str.empty() || *end != '\0' || v < 0)
+        usage(("bad number: " + str).c_str());
+    return v;
+}
+
+std::vector<std::string> split(std::string_view s) {
+    std::vector<std::string> out;
+    while (!s.empty()) {
+        auto const comma = s.find(',');
+        out.emplace_back(s.substr(0, comma));
+        if (comma == std::string_view::npos)
+            break;
+        s.remove_prefix(comma + 1);
+    }
+    return out;
+}
+
+// "30,32,35" or "30..35".
+std::vector<int> parse_ints(std::string_view s) {
+    std::vector<int> out;
+    if (auto const dots = s.find(".."); dots != std::string_view::npos) {
+        long const lo = parse_long(s.substr(0, dots));
+        long const hi = parse_long(s.substr(dots + 2));
+        for (long v = lo; v <= hi; ++v)
+            out.push_back(static_cast<int>(v));
+    } else {
+        for (auto const& part : split(s))
+            out.push_back(static_cast<int>(parse_long(part)));
+    }
+    if (out.empty())
+        usage("empty list");
+    return out;
+}
+
+options parse(int argc, char** argv) {
+    options o;
+    for (int v = fj_perf::k_overhead_n_first; v <= fj_perf::k_overhead_n_last; ++v) {
+        o.ns.push_back(v);
+    }
+    for (int i = 1; i < argc; ++i) {
+        std::string_view const arg = argv[i];
+        if (arg == "-h" || arg == "--help")
+            usage("help");
+        if (i + 1 >= argc)
+            usage(("missing value after " + std::string(arg)).c_str());
+        std::string_view const val = argv[++i];
+        if (arg == "--n") {
+            o.ns = parse_ints(val);
+            for (int n : o.ns) {
+                if (n > 45)
+                    usage("n > 45 would run for minutes");
+            }
+        } else if (arg == "--reps") {
+            o.reps = static_cast<int>(std::max(1L, parse_long(val)));
+        } else if (arg == "--cutoff") {
+            o.cutoff = static_cast<int>(parse_long(val));
+        } else if (arg == "--workers") {
+            o.workers = parse_ints(val);
+            for (int k : o.workers) {
+                if (k < 1)
+                    usage("workers must be >= 1");
+            }
+        } else if (arg == "--tasks") {
+            o.tasks = std::max(1L, parse_long(val));
+        } else if (arg == "--samples") {
+            o.samples = static_cast<int>(std::max(1L, parse_long(val)));
+        } else if (arg == "--only") {
+            o.parts.clear();
+            for (auto const& p : split(val)) {
+                if (p != "fib" && p != "tasks" && p != "latency")
+                    usage(("unknown part: " + p).c_str());
+                o.parts.insert(p);
+            }
+        } else if (arg == "--cooldown-ms") {
+            o.cooldown_ms = static_cast<int>(parse_long(val));
+        } else {
+            usage(("unknown option: " + std::string(arg)).c_str());
+        }
+    }
+    return o;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    std::size_t const m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+template <class T>
+T percentile(std::vector<T> v, double p) { // nearest-rank
+    std::sort(v.begin(), v.end());
+    auto rank = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size()) + 0.999999);
+    rank = std::clamp<std::size_t>(rank, 1, v.size());
+    return v[rank - 1];
+}
+
+template <class F>
+double seconds_of(F&& f) {
+    auto const t0 = clock_type::now();
+    f();
+    return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+double cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto tv = [](timeval t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+    return tv(u.ru_utime) + tv(u.ru_stime);
+}
+
+// Busy CPU seconds of the whole machine, from /proc/stat (user nice system idle iowait irq
+// softirq steal ...): everything but idle and iowait. -1 if unreadable.
+double machine_busy_seconds() {
+    std::ifstream in("/proc/stat");
+    std::string cpu;
+    double v[8] = {};
+    if (!(in >> cpu) || cpu != "cpu")
+        return -1;
+    for (double& x : v)
+        in >> x;
+    if (!in)
+        return -1;
+    double const busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+    return busy / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Timing on a 2-core machine is only meaningful when nothing else runs. This reports the CPU
+// that other processes used while a part ran, so a disturbed table is recognisable as such.
+class interference_meter {
+public:
+    interference_meter()
+        : m_wall(clock_type::now()), m_busy(machine_busy_seconds()), m_self(cpu_seconds()) {}
+    void report(char const* part) const {
+        double const busy = machine_busy_seconds();
+        if (busy < 0 || m_busy < 0)
+            return;
+        double const wall = std::chrono::duration<double>(clock_type::now() - m_wall).count();
+        double const other = std::max(0.0, (busy - m_busy) - (cpu_seconds() - m_self));
+        std::printf("[%s: %.1f s wall; other processes used %.1f CPU-s (%.0f%% of one core)%s]\n\n",
+                    part, wall, other, 100 * other / wall,
+                    other / wall > 0.05 ? "  << DISTURBED: rerun on a quiet machine" : "");
+    }
+
+private:
+    clock_type::time_point m_wall;
+    double m_busy;
+    double m_self;
+};
+
+void cooldown(options const& o) {
+    if (o.cooldown_ms > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(o.cooldown_ms));
+}
+
+std::string fmt(char const* f, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+// ---- 1. fib ---------------------------------------------------------------------------------
+
+struct fib_config {
+    std::string name;
+    int workers; // 0 = the serial reference
+    std::unique_ptr<fj_perf::fib_runner> runner;
+
+    long run(int n, int cutoff) { return runner ? runner->fib(n, cutoff) : fj_perf::fib_serial(n); }
+};
+
+void fib_part(options const& o) {
+    std::vector<fib_config> configs;
+    configs.push_back({"serial", 0, nullptr});
+    for (auto const& c : fj_perf::fib_competitors()) {
+        for (int k : o.workers)
+            configs.push_back({c.name, k, c.make(k)});
+    }
+
+    // Warm-up: start every runtime's threads and fault in its memory, untimed but checked.
+    int const warm_n = std::min(25, *std::min_element(o.ns.begin(), o.ns.end()));
+    for (auto& c : configs)
+        fj_perf::check_fib(c.name, warm_n, c.run(warm_n, o.cutoff));
+    cooldown(o);
+
+    // Idle check: every pool is alive now; an idle runtime should burn ~no CPU.
+    double const cpu0 = cpu_seconds();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::printf("idle CPU with all %zu pools alive: %.1f ms over 200 ms\n\n", configs.size() - 1,
+                (cpu_seconds() - cpu0) * 1e3);
+
+    // samples[config][n index]
+    std::vector<std::vector<std::vector<double>>> samples(
+        configs.size(), std::vector<std::vector<double>>(o.ns.size()));
+    for (std::size_t ni = 0; ni < o.ns.size(); ++ni) {
+        int const n = o.ns[ni];
+        for (int rep = 0; rep < o.reps; ++rep) {
+            for (std::size_t j = 0; j < configs.size(); ++j) {
+                auto& c = configs[(j + static_cast<std::size_t>(rep)) % configs.size()];
+                long r = 0;
+                double const s = seconds_of([&] { r = c.run(n, o.cutoff); });
+                fj_perf::check_fib(c.name + "@" + std::to_string(c.workers), n, r);
+                samples[static_cast<std::size_t>(&c - configs.data())][ni].push_back(s);
+                cooldown(o);
+            }
+        }
+    }
+
+    auto find = [&](std::string const& name, int k) -> int {
+        for (std::size_t i = 0; i < configs.size(); ++i) {
+            if (configs[i].name == name && configs[i].workers == k)
+                return static_cast<int>(i);
+        }
+        return -1;
+    };
+    bool const has1 = std::find(o.workers.begin(), o.workers.end(), 1) != o.workers.end();
+    int const kmax = *std::max_element(o.workers.begin(), o.workers.end());
+
+    for (std::size_t ni = 0; ni < o.ns.size(); ++ni) {
+        int const n = o.ns[ni];
+        long const forks = fj_perf::fork_count(n, o.cutoff);
+        auto med = [&](int idx) { return idx < 0 ? -1.0 : median(samples[std::size_t(idx)][ni]); };
+        double const ts = med(0);
+        std::printf("fib(%d) = %ld   forks = %ld   cutoff = %s   median of %d interleaved rounds\n",
+                    n, fj_perf::fib_exact(n), forks,
+                    o.cutoff > 2 ? std::to_string(o.cutoff).c_str() : "none", o.reps);
+        std::printf("%-10s", "");
+        for (int k : o.workers)
+            std::printf(" %9s", fmt("T%.0f ms", k).c_str());
+        std::printf(" %10s %8s %8s", "ns/fork@1", "T1/Ts", fmt("T1/T%.0f", kmax).c_str());
+        for (int k : o.workers)
+            std::printf(" %10s", fmt("tbb/this@%.0f", k).c_str());
+        std::printf("\n%-10s %9.2f\n", "serial", ts * 1e3);
+        std::vector<std::string> seen;
+        for (auto const& c : configs) {
+            if (c.workers == 0 || std::find(seen.begin(), seen.end(), c.name) != seen.end())
+                continue;
+            seen.push_back(c.name);
+            std::printf("%-10s", c.name.c_str());
+            for (int k : o.workers)
+                std::printf(" %9.2f", med(find(c.name, k)) * 1e3);
+            double const t1 = has1 ? med(find(c.name, 1)) : -1;
+            double const tk = med(find(c.name, kmax));
+            std::printf(" %10s %8s %8s",
+                        has1 ? fmt("%.2f", (t1 - ts) * 1e9 / double(forks)).c_str() : "-",
+                        has1 ? fmt("%.3f", t1 / ts).c_str() : "-",
+                        has1 ? fmt("%.2f", t1 / tk).c_str() : "-");
+            for (int k : o.workers) {
+                int const tbb = find("tbb", k);
+                std::printf(" %10s",
+                            tbb < 0 ? "-" : fmt("%.2f", med(tbb) / med(find(c.name, k))).c_str());
+            }
+            std::printf("\n");
+        }
+        std::printf("\n");
+    }
+    std::printf(
+        "ns/fork@1 = (T1 - Ts) / forks;  T1/T%d = speed-up;  tbb/this@k = T_tbb / T_row at k "
+        "workers (> 1: row beats oneTBB task_group)\n",
+        kmax);
+    for (auto& c : configs) {
+        if (c.runner == nullptr)
+            continue;
+        if (auto s = c.runner->stats(); !s.empty()) {
+            std::printf("  counters %s@%d (all runs): %s\n", c.name.c_str(), c.workers, s.c_str());
+        }
+    }
+}
+
+// ---- 2. tiny-task throughput ----------------------------------------------------------------
+
+void tasks_part(options const& o) {
+    struct row {
+        std::string name;
+        int workers;
+        long count;
+        std::int64_t (*fn)(int, long);
+        std::vector<double> ns_per_task;
+    };
+    std::vector<row> rows;
+    for (auto const& c : fj_perf::task_competitors()) {
+        long const count = std::min(o.tasks, c.max_tasks);
+        if (!c.honours_workers) {
+            rows.push_back({c.name, 0, count, c.throughput, {}});
+            continue;
+        }
+        for (int k : o.workers)
+            rows.push_back({c.name, k, count, c.throughput, {}});
+    }
+    for (int rep = 0; rep < o.reps; ++rep) {
+        for (auto& r : rows) {
+            auto const ns = r.fn(std::max(r.workers, 1), r.count); // checks its own result
+            r.ns_per_task.push_back(static_cast<double>(ns) / static_cast<double>(r.count));
+            cooldown(o);
+        }
+    }
+    std::printf("tiny tasks submitted from the main thread, all awaited (median of %d rounds)\n",
+                o.reps);
+    std::printf("%-12s %8s %10s %10s\n", "competitor", "workers", "tasks", "ns/task");
+    for (auto const& r : rows) {
+        std::printf("%-12s %8s %10ld %10.1f\n", r.name.c_str(),
+                    r.workers ? std::to_string(r.workers).c_str() : "-", r.count,
+                    median(r.ns_per_task));
+    }
+}
+
+// ---- 3. submit-to-start latency on an idle pool ---------------------------------------------
+
+void latency_part(options const& o) {
+    std::printf("submit-to-start latency on an idle pool (%d samples, %lld us idle before each)\n",
+                o.samples, static_cast<long long>(fj_perf::k_latency_gap.count()));
+    std::printf("%-12s %8s %12s %12s %12s\n", "competitor", "workers", "median ns", "p99 ns",
+                "max ns");
+    for (auto const& c : fj_perf::task_competitors()) {
+        if (c.latency == nullptr)
+            continue;
+        std::vector<int> ks = c.honours_workers ? o.workers : std::vector<int>{0};
+        for (int k : ks) {
+            auto const v = c.latency(std::max(k, 1), o.samples, fj_perf::k_latency_gap);
+            std::printf("%-12s %8s %12lld %12lld %12lld\n", c.name.c_str(),
+                        k ? std::to_string(k).c_str() : "-",
+                        static_cast<long long>(percentile(v, 50)),
+                        static_cast<long long>(percentile(v, 99)),
+                        static_cast<long long>(*std::max_element(v.begin(), v.end())));
+        }
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    options const o = parse(argc, argv);
+    std::string fibs;
+    std::string tasks;
+    for (auto const& c : fj_perf::fib_competitors())
+        fibs += " " + c.name;
+    for (auto const& c : fj_perf::task_competitors())
+        tasks += " " + c.name;
+    std::printf("overhead: %u hardware threads; fib competitors:%s; task competitors:%s\n\n",
+                std::thread::hardware_concurrency(), fibs.c_str(), tasks.c_str());
+    if (o.parts.count("fib")) {
+        interference_meter const m;
+        fib_part(o);
+        m.report("fib");
+    }
+    if (o.parts.count("tasks")) {
+        interference_meter const m;
+        tasks_part(o);
+        m.report("tasks");
+    }
+    if (o.parts.count("latency")) {
+        interference_meter const m;
+        latency_part(o);
+        m.report("latency");
+    }
+    return 0;
+}
