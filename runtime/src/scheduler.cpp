@@ -1,13 +1,13 @@
-// Scheduler lifecycle: start-up, submission through the gate, shutdown, statistics.
+// Scheduler lifecycle: start-up, submission, shutdown, statistics.
 //
 // Shutdown (docs/design.md#shutdown), in steps:
-//   1. close the gate (m_gate bit 0): from now on a submit from outside the pool throws
-//      fj::scheduler_closed. Submits already inside the gate finish pushing; tasks of this pool
-//      may still fork and submit (they are part of the work being finished);
+//   1. close the injection queue (a bit in its tail word): from now on a submit from outside the
+//      pool throws fj::scheduler_closed; a submit ordered before the close is in the queue.
+//      Tasks of this pool may still fork and submit (they are part of the work being finished);
 //   2. wake every sleeping worker so each re-evaluates;
-//   3. workers keep running until the last one awake finds every queue empty, the gate closed and
-//      no submitter inside (the termination invariant in worker_loop.cpp); it sets m_stop and
-//      wakes the rest, which exit;
+//   3. workers keep running until the last one awake finds the queue closed and every queue
+//      empty (the termination invariant in worker_loop.cpp); it sets m_stop and wakes the rest,
+//      which exit;
 //   4. join the threads.
 // Nothing accepted is lost: a submit either got in before the close (and the workers cannot
 // stop before its task ran) or threw.
@@ -86,7 +86,7 @@ void scheduler::start_workers() {
             // Undo: the started workers count as active; the rest never will.
             m_active.fetch_sub(static_cast<std::uint32_t>(m_worker_count - i),
                                std::memory_order_seq_cst);
-            m_gate.fetch_or(k_closed, std::memory_order_seq_cst);
+            m_injected.close();
             m_sleep.notify_all();
             for (auto& t : m_threads->threads) t.join();
             m_joined = true;
@@ -121,35 +121,21 @@ void scheduler::shutdown() {
             "for itself to finish. Call shutdown() from outside the pool.");
     std::lock_guard lock(m_shutdown_mutex);
     if (m_joined) return;
-    // seq_cst: ordered with submitters' gate RMWs and the workers' quiescence check.
-    m_gate.fetch_or(k_closed, std::memory_order_seq_cst);
+    m_injected.close(); // seq_cst RMW on the tail word: ordered with every push
     m_sleep.notify_all();
     for (auto& t : m_threads->threads) t.join();
     m_joined = true;
 }
 
-// --- Submission through the gate ----------------------------------------------------------------
-
-void scheduler::leave_gate() noexcept {
-    // seq_cst: see inject(). The last submitter to leave a closed gate wakes the workers so the
-    // one that finds the pool quiet can stop it.
-    const std::uint64_t now = m_gate.fetch_sub(k_one_submitter, std::memory_order_seq_cst) - k_one_submitter;
-    if (now == k_closed) m_sleep.notify_all();
-}
+// --- Submission ----------------------------------------------------------------------------------
 
 void scheduler::inject(detail::task* t) {
-    // seq_cst: the entry is ordered before or after the close in one total order: before, and the
-    // workers see us inside (and wait for our push); after, and we see the closed bit.
-    const std::uint64_t gate = m_gate.fetch_add(k_one_submitter, std::memory_order_seq_cst);
     // Tasks of this pool (on its workers, or helping threads running one) may still submit while
     // it drains: they are counted active, so the pool cannot stop before their submissions run.
-    if ((gate & k_closed) != 0 && detail::current_scheduler_or_null() != this) {
-        leave_gate();
+    const bool from_own_task = detail::current_scheduler_or_null() == this;
+    if (m_injected.push(t, from_own_task) == decltype(m_injected)::push_result::closed)
         detail::throw_scheduler_closed();
-    }
-    m_injected.push(t); // a seq_cst exchange, then the sleeper check: docs/design.md#sleep
-    m_sleep.notify_one();
-    leave_gate();
+    m_sleep.notify_one(); // after the seq_cst CAS that published t: docs/design.md#sleep
 }
 
 // --- Statistics ---------------------------------------------------------------------------------

@@ -90,9 +90,10 @@ bool scheduler::work_visible() const noexcept {
 // has stopped (closed, and every task finished).
 //
 // Invariant (termination): m_active counts workers that are not asleep plus helping threads
-// inside run_one_outside(). A thread only takes a task while counted, and only counted threads
-// (and submitters inside the gate, counted in m_gate) add work. So when the last counted worker
-// finds every queue empty, the gate closed and no submitter inside, no task can ever appear again.
+// inside run_one_outside(). A thread only takes a task while counted, and after the close only
+// counted threads add work (an outside submit is ordered before the close, and then its item is in
+// the injection queue, or after it, and then it is refused). So when the last counted worker
+// finds the queue closed and every queue empty, no task can ever appear again.
 detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
     for (;;) {
         if (detail::task* t = find_work(w)) return t;
@@ -117,17 +118,17 @@ detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
             m_sleep.cancel_wait();
             return nullptr;
         }
-        // Read the gate before re-checking the queues: if it is closed with nobody inside, every
-        // accepted submission is already in the injection queue. seq_cst: ordered with the
-        // submitters' seq_cst RMWs on the gate and the close.
-        const bool closed_and_quiet = m_gate.load(std::memory_order_seq_cst) == k_closed;
+        // Read the closed flag before re-checking the queues: once it is set, every accepted
+        // submission has swung the injection queue's tail, so the re-check sees it (a producer
+        // still linking its node counts as present). seq_cst load of the tail word.
+        const bool closed = m_injected.is_closed();
         if (work_visible()) {
             m_sleep.cancel_wait();
             continue;
         }
         // seq_cst: the termination invariant above needs a single order of these decrements with
         // the queue re-checks and the helpers' increments.
-        if (m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && closed_and_quiet) {
+        if (m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && closed) {
             // Last one awake, nothing queued, nothing can come: stop everybody.
             m_stop.store(true, std::memory_order_release); // pairs with the acquire loads above/below
             m_sleep.cancel_wait();

@@ -68,7 +68,7 @@ public:
     bool try_run_one();
 
     void shutdown();
-    bool is_closed() const noexcept { return (m_gate.load(std::memory_order_acquire) & k_closed) != 0; }
+    bool is_closed() const noexcept { return m_injected.is_closed(); }
 
     // True if the calling thread is one of this scheduler's workers.
     bool on_worker_thread() const noexcept {
@@ -82,9 +82,6 @@ private:
     friend void detail::wait_slow(detail::completion&);
     friend bool detail::wait_until_slow(detail::completion&, std::chrono::steady_clock::time_point);
     struct thread_group;
-
-    static constexpr std::uint64_t k_closed = 1;       // m_gate bit 0
-    static constexpr std::uint64_t k_one_submitter = 2; // m_gate counts submitters inside, in 2s
 
     // The calling thread's worker if it belongs to this scheduler.
     detail::worker* own_worker() const noexcept {
@@ -126,16 +123,14 @@ private:
     bool work_visible() const noexcept;
     void worker_main(std::size_t index);
     void start_workers();
-    void leave_gate() noexcept;
 
     scheduler_options m_options;
     std::size_t m_worker_count = 0;
     std::vector<std::unique_ptr<detail::worker>> m_workers;
-    detail::injection_queue<detail::task> m_injected;
+    detail::injection_queue<detail::task> m_injected; // also holds the closed flag
     bool m_asymmetric_barrier = false; // set once at construction: see asymmetric_barrier.hpp
     alignas(128) detail::event_count m_sleep;
-    alignas(128) std::atomic<std::uint64_t> m_gate{0}; // closed bit + submitters inside
-    std::atomic<std::uint32_t> m_active{0};            // workers/helpers not asleep
+    alignas(128) std::atomic<std::uint32_t> m_active{0}; // workers/helpers not asleep
     std::atomic<bool> m_stop{false};                   // set once: all work done after close
     std::atomic<std::uint64_t> m_outside_rng{0x9e3779b97f4a7c15ull};
     std::unique_ptr<thread_group> m_threads;
@@ -215,7 +210,17 @@ scheduler::join(A&& a, B&& b) {
 
 template <class Predicate>
 void scheduler::reschedule_until(Predicate&& done) {
-    if (done()) return; // the inline fast path
+    if (done()) return;
+    // Inline fast path for the seed pattern (fork a child, work, wait for it): on a worker the
+    // task at the front of its deque is usually the child being waited for. Run it here and
+    // re-check before entering the out-of-line loop (which also honours the injection period).
+    if (detail::worker* w = detail::current_worker()) {
+        if (detail::task* t = w->m_deque.pop()) {
+            w->m_stats.tasks_run.bump();
+            t->run();
+            if (done()) return;
+        }
+    }
     help_until(detail::function_ref<bool()>(done));
 }
 

@@ -3,7 +3,6 @@
 // whichever of the two sides finishes second (see completion.hpp).
 #pragma once
 
-#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -36,7 +35,7 @@ public:
     static fork_task* make(G&& fn) {
         void* memory = allocate_task_memory<fork_task>();
         try {
-            return new (memory) fork_task(std::forward<G>(fn));
+            return ::new (memory) fork_task(std::forward<G>(fn));
         } catch (...) {
             free_task_memory<fork_task>(memory);
             throw;
@@ -44,7 +43,10 @@ public:
     }
 
     // For a task that was created but never queued (its submission failed).
-    void discard() noexcept { destroy_impl(this); }
+    void discard() noexcept {
+        m_fn.~F();
+        destroy_impl(this);
+    }
 
 private:
     template <class G>
@@ -52,11 +54,12 @@ private:
         this->m_run = &run_impl;
         this->m_destroy = &destroy_impl;
     }
+    ~fork_task() {} // m_fn is destroyed by run_impl() or discard(), never here
 
     static void run_impl(task* t) noexcept {
         auto* self = static_cast<fork_task*>(t);
-        self->m_result.run(*self->m_fn);
-        self->m_fn.reset(); // captures go away before the future becomes ready
+        self->m_result.run(self->m_fn);
+        self->m_fn.~F(); // captures go away before the future becomes ready
         if (self->m_completion.finish()) destroy_impl(self); // the future was dropped unread
     }
 
@@ -66,7 +69,9 @@ private:
         free_task_memory<fork_task>(self);
     }
 
-    std::optional<F> m_fn;
+    union { // a union so run_impl() can end the callable's life early; no optional flag needed
+        F m_fn;
+    };
 };
 
 } // namespace fj::detail

@@ -1,32 +1,64 @@
 // The global injection queue: a multi-producer FIFO for work that enters the pool from outside
 // (scheduler::submit, and fork() called off the pool).
 //
-// Producers never lock: a push is one exchange on the tail (D. Vyukov's intrusive MPSC node-based
-// queue). Consumers (workers looking for work) serialise on a mutex, which makes the single-consumer
-// algorithm safe for many; they only take it when the queue looks non-empty.
+// Producers never lock: a push is one compare-and-swap on the tail (D. Vyukov's intrusive MPSC
+// node-based queue, with a CAS in place of the exchange). Consumers (workers looking for work)
+// serialise on a mutex, which makes the single-consumer algorithm safe for many; they only take
+// it when the queue looks non-empty.
 //
-// Order: items are linked in the order of the exchanges on m_tail, so items from one producer are
-// taken in the order that producer pushed them, and the queue as a whole is FIFO.
+// Closing: bit 0 of the tail word is the scheduler's "closed" flag. Because it lives in the same
+// atomic that every push modifies, a push and the close are ordered by that word's modification
+// order: a push either lands before the close (and its item is in the queue, visible to the
+// workers' termination check) or sees the bit and is refused. No separate gate or counter of
+// in-flight submitters is needed (docs/design.md#shutdown).
+//
+// Order: items are linked in the order of their CASes on the tail, so the queue is FIFO, and items
+// from one producer are taken in the order that producer pushed them.
 //
 // Invariant: the items are the nodes reachable from m_head (excluding m_stub) by `m_next` links,
-//            plus at most one node per producer that has exchanged m_tail but not yet linked
-//            itself (the "inconsistent" window). m_tail == &m_stub  <=>  the queue is empty.
+//            plus at most one node per producer that has swung the tail but not yet linked
+//            itself (the "inconsistent" window). tail (without the bit) == &m_stub  <=>  empty.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 
 namespace fj::detail {
 
-// Node must have a member `std::atomic<Node*> m_next`.
+// Node must have a member `std::atomic<Node*> m_next` and be at least 2-byte aligned.
 template <class Node>
 class injection_queue {
 public:
+    enum class push_result { pushed, closed };
+
     injection_queue() = default;
     injection_queue(const injection_queue&) = delete;
     injection_queue& operator=(const injection_queue&) = delete;
 
-    void push(Node* n) noexcept { link(n); }
+    // Appends n unless the queue is closed. With `even_if_closed`, appends regardless (for work
+    // created by the pool's own tasks while it drains).
+    push_result push(Node* n, bool even_if_closed = false) noexcept {
+        n->m_next.store(nullptr, std::memory_order_relaxed);
+        std::uintptr_t tail = m_tail.load(std::memory_order_relaxed);
+        do {
+            if ((tail & k_closed) != 0 && !even_if_closed) return push_result::closed;
+            // seq_cst: orders the publication before the producer's check for sleeping workers
+            // (the sleep protocol's Dekker pair, docs/design.md#sleep), and a push before or
+            // after the close in one order; acq_rel would do for the queue itself.
+        } while (!m_tail.compare_exchange_weak(tail, address(n) | (tail & k_closed),
+                                               std::memory_order_seq_cst,
+                                               std::memory_order_relaxed));
+        // release: pairs with the consumer's acquire load of `next`; publishes *n.
+        node_at(tail)->m_next.store(n, std::memory_order_release);
+        return push_result::pushed;
+    }
+
+    // Refuses every later push() without even_if_closed. Items already pushed stay.
+    void close() noexcept { m_tail.fetch_or(k_closed, std::memory_order_seq_cst); }
+    bool is_closed() const noexcept {
+        return (m_tail.load(std::memory_order_seq_cst) & k_closed) != 0;
+    }
 
     // Any thread; takes the oldest item, or nullptr if the queue is empty or its oldest item is in
     // the middle of being linked by a producer (the caller looks elsewhere and comes back).
@@ -34,7 +66,7 @@ public:
         if (empty_hint()) return nullptr;
         std::lock_guard lock(m_consumer);
         Node* head = m_head;
-        // acquire: pairs with the release store of `next` in link(); the node's content is visible.
+        // acquire: pairs with the release store of `next` in push(); the node's content is visible.
         Node* next = head->m_next.load(std::memory_order_acquire);
         if (head == &m_stub) {
             if (next == nullptr) return nullptr; // empty, or the first node is not linked yet
@@ -46,11 +78,11 @@ public:
             m_head = next;
             return head;
         }
-        // `head` is the last linked node. If a producer has already exchanged the tail past it,
-        // its link is about to appear: report nothing for now rather than spin here.
-        if (head != m_tail.load(std::memory_order_acquire)) return nullptr;
+        // `head` is the last linked node. If a producer has already swung the tail past it, its
+        // link is about to appear: report nothing for now rather than spin here.
+        if (head != node_at(m_tail.load(std::memory_order_acquire))) return nullptr;
         // Re-insert the stub behind `head` so `head` can be handed out and the queue stays linked.
-        link(&m_stub);
+        push(&m_stub, true);
         next = head->m_next.load(std::memory_order_acquire);
         if (next != nullptr) {
             m_head = next;
@@ -60,22 +92,21 @@ public:
     }
 
     // Any thread. False only if the queue held no item at the moment of the load; an item whose
-    // producer is still linking it counts as present, so a worker never sleeps on it.
+    // producer is still linking it counts as present, so a worker never sleeps or stops on it.
     // seq_cst: the consumer's re-check in the sleep protocol (docs/design.md#sleep).
-    bool empty_hint() const noexcept { return m_tail.load(std::memory_order_seq_cst) == &m_stub; }
+    bool empty_hint() const noexcept {
+        return node_at(m_tail.load(std::memory_order_seq_cst)) == &m_stub;
+    }
 
 private:
-    void link(Node* n) noexcept {
-        n->m_next.store(nullptr, std::memory_order_relaxed);
-        // seq_cst: orders the publication before the producer's check for sleeping workers (the
-        // sleep protocol's Dekker pair); acq_rel would do for the queue itself.
-        Node* prev = m_tail.exchange(n, std::memory_order_seq_cst);
-        // release: pairs with the consumer's acquire load of `next`; publishes *n.
-        prev->m_next.store(n, std::memory_order_release);
+    static constexpr std::uintptr_t k_closed = 1;
+    static std::uintptr_t address(Node* n) noexcept { return reinterpret_cast<std::uintptr_t>(n); }
+    static Node* node_at(std::uintptr_t word) noexcept {
+        return reinterpret_cast<Node*>(word & ~k_closed);
     }
 
     Node m_stub{};
-    std::atomic<Node*> m_tail{&m_stub};
+    std::atomic<std::uintptr_t> m_tail{address(&m_stub)};
     alignas(128) std::mutex m_consumer;
     Node* m_head{&m_stub}; // guarded by m_consumer
 };

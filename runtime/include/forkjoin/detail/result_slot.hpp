@@ -1,18 +1,21 @@
 // Storage for a task's outcome: its value (or nothing, for void) or the exception it threw.
 // Written once by the thread that runs the task, read once by the joiner after the completion
 // edge (an acquire of the task's completion word), so it needs no synchronisation of its own.
+// A union with a one-byte tag keeps a future's state small (a fork_task of a scalar result and
+// a small lambda fits a 64-byte block).
 #pragma once
 
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
-#include <optional>
+#include <new>
 #include <type_traits>
 #include <utility>
 
 namespace fj::detail {
 
-// Converts to the callable's result, so optional::emplace constructs the value in place from the
+// Converts to the callable's result, so placement-new constructs the value in place from the
 // returned prvalue (guaranteed elision: works for types that cannot be moved).
 template <class F>
 struct invoke_into {
@@ -20,28 +23,45 @@ struct invoke_into {
     operator std::invoke_result_t<F&>() { return std::invoke(fn); }
 };
 
+enum class slot_state : std::uint8_t { empty, value, error };
+
 template <class T>
 class result_slot {
 public:
+    result_slot() noexcept {}
+    result_slot(const result_slot&) = delete;
+    result_slot& operator=(const result_slot&) = delete;
+    ~result_slot() {
+        if (m_state == slot_state::value)
+            m_value.~T();
+        else if (m_state == slot_state::error)
+            m_error.~exception_ptr();
+    }
+
     template <class F>
     void run(F& fn) noexcept {
         try {
-            m_value.emplace(invoke_into<F>{fn});
+            ::new (static_cast<void*>(std::addressof(m_value))) T(invoke_into<F>{fn});
+            m_state = slot_state::value;
         } catch (...) {
-            m_error = std::current_exception();
+            ::new (static_cast<void*>(std::addressof(m_error))) std::exception_ptr(std::current_exception());
+            m_state = slot_state::error;
         }
     }
-    bool failed() const noexcept { return m_error != nullptr; }
-    std::exception_ptr error() const noexcept { return m_error; }
+    bool failed() const noexcept { return m_state == slot_state::error; }
+    std::exception_ptr error() const noexcept { return failed() ? m_error : nullptr; }
     // Rethrows the stored exception, else moves the value out.
     T take() {
-        if (m_error) std::rethrow_exception(m_error);
-        return std::move(*m_value);
+        if (m_state == slot_state::error) std::rethrow_exception(m_error);
+        return std::move(m_value);
     }
 
 private:
-    std::optional<T> m_value;
-    std::exception_ptr m_error;
+    union {
+        T m_value;
+        std::exception_ptr m_error;
+    };
+    slot_state m_state = slot_state::empty;
 };
 
 template <class T>
