@@ -79,8 +79,8 @@ detail::task* scheduler::find_work(detail::worker& w) {
     return nullptr;
 }
 
-bool scheduler::work_visible() const noexcept {
-    if (!m_injected.empty_hint()) return true;
+bool scheduler::work_visible() const {
+    if (!m_injected.empty()) return true; // exact, under the consumer lock: see injection_queue.hpp
     for (const auto& w : m_workers)
         if (!w->m_deque.empty_hint()) return true;
     return false;

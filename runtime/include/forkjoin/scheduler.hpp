@@ -120,7 +120,7 @@ private:
     detail::task* find_work(detail::worker& w);
     detail::task* find_work_or_sleep(detail::worker& w);
     detail::task* steal_from_others(detail::worker* self, std::uint64_t random);
-    bool work_visible() const noexcept;
+    bool work_visible() const;
     void worker_main(std::size_t index);
     void start_workers();
 

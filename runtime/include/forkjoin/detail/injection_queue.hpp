@@ -17,7 +17,9 @@
 //
 // Invariant: the items are the nodes reachable from m_head (excluding m_stub) by `m_next` links,
 //            plus at most one node per producer that has swung the tail but not yet linked
-//            itself (the "inconsistent" window). tail (without the bit) == &m_stub  <=>  empty.
+//            itself (the "inconsistent" window). The stub may sit in the middle of the list
+//            (after a re-insertion raced with a producer), so "tail == stub" alone does NOT mean
+//            empty: see empty_hint().
 #pragma once
 
 #include <atomic>
@@ -65,17 +67,17 @@ public:
     Node* try_pop() {
         if (empty_hint()) return nullptr;
         std::lock_guard lock(m_consumer);
-        Node* head = m_head;
+        Node* head = m_head.load(std::memory_order_relaxed); // we are its only writer now
         // acquire: pairs with the release store of `next` in push(); the node's content is visible.
         Node* next = head->m_next.load(std::memory_order_acquire);
         if (head == &m_stub) {
             if (next == nullptr) return nullptr; // empty, or the first node is not linked yet
-            m_head = next;
+            set_head(next);
             head = next;
             next = next->m_next.load(std::memory_order_acquire);
         }
         if (next != nullptr) {
-            m_head = next;
+            set_head(next);
             return head;
         }
         // `head` is the last linked node. If a producer has already swung the tail past it, its
@@ -85,17 +87,33 @@ public:
         push(&m_stub, true);
         next = head->m_next.load(std::memory_order_acquire);
         if (next != nullptr) {
-            m_head = next;
+            set_head(next);
             return head;
         }
         return nullptr; // another producer got between; its node follows `head` shortly
     }
 
-    // Any thread. False only if the queue held no item at the moment of the load; an item whose
-    // producer is still linking it counts as present, so a worker never sleeps or stops on it.
-    // seq_cst: the consumer's re-check in the sleep protocol (docs/design.md#sleep).
+    // Any thread; a cheap hint for try_pop(). Exact when no consumer is inside try_pop(); while
+    // one is, it may briefly report empty although an item is present (the consumer may be
+    // re-inserting the stub behind the item it is about to hand out), so never sleep or stop on
+    // it: use empty() for that.
     bool empty_hint() const noexcept {
-        return node_at(m_tail.load(std::memory_order_seq_cst)) == &m_stub;
+        // acquire: pairs with set_head(); the others as in empty().
+        return m_head.load(std::memory_order_acquire) == &m_stub &&
+               m_stub.m_next.load(std::memory_order_seq_cst) == nullptr &&
+               node_at(m_tail.load(std::memory_order_seq_cst)) == &m_stub;
+    }
+
+    // Any thread; exact. True only if no item was present at the moment of the check: with the
+    // consumer lock held nothing can leave the queue, and a producer can only add (an item whose
+    // producer has swung the tail but not linked it yet counts as present). For the sleep and
+    // termination re-checks (docs/design.md#sleep): its seq_cst load of the tail follows the
+    // sleeper's seq_cst prewait, pairing with the producer's seq_cst CAS.
+    bool empty() const {
+        std::lock_guard lock(m_consumer);
+        return m_head.load(std::memory_order_relaxed) == &m_stub &&
+               m_stub.m_next.load(std::memory_order_seq_cst) == nullptr &&
+               node_at(m_tail.load(std::memory_order_seq_cst)) == &m_stub;
     }
 
 private:
@@ -105,10 +123,14 @@ private:
         return reinterpret_cast<Node*>(word & ~k_closed);
     }
 
+    // Written under m_consumer; read without it only by empty_hint(). release: a hint reader
+    // that sees the new head sees the links that led to it.
+    void set_head(Node* n) noexcept { m_head.store(n, std::memory_order_release); }
+
     Node m_stub{};
     std::atomic<std::uintptr_t> m_tail{address(&m_stub)};
-    alignas(128) std::mutex m_consumer;
-    Node* m_head{&m_stub}; // guarded by m_consumer
+    alignas(128) mutable std::mutex m_consumer;
+    std::atomic<Node*> m_head{&m_stub}; // written only under m_consumer
 };
 
 } // namespace fj::detail
