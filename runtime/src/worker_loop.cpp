@@ -42,7 +42,13 @@ void back_off(unsigned idle_rounds) {
 
 void scheduler::run_task(detail::worker& w, detail::task* t) noexcept {
     w.m_stats.tasks_run.bump();
+    // A worker's own tasks run with its scheduler as the current one, also when the worker is
+    // nested inside a foreign scheduler's task (which it ran through that scheduler's
+    // try_run_one() or reschedule_until(), and which set tl_context.s to its own scheduler).
+    scheduler* const saved = detail::tl_context.s;
+    detail::tl_context.s = w.m_owner;
     t->run();
+    detail::tl_context.s = saved;
 }
 
 detail::task* scheduler::steal_from_others(detail::worker* self, std::uint64_t random) {

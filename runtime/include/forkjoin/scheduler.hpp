@@ -214,7 +214,10 @@ void scheduler::reschedule_until(Predicate&& done) {
     // Inline fast path for the seed pattern (fork a child, work, wait for it): on a worker the
     // task at the front of its deque is usually the child being waited for. Run it here and
     // re-check before entering the out-of-line loop (which also honours the injection period).
-    if (detail::worker* w = detail::current_worker()) {
+    // Only when the thread runs its own pool's task (not a foreign task it is helping with,
+    // where the popped task would see the wrong current scheduler: the slow path handles that).
+    if (detail::worker* w = detail::current_worker();
+        w != nullptr && w->m_owner == detail::current_scheduler_or_null()) {
         if (detail::task* t = w->m_deque.pop()) {
             w->m_stats.tasks_run.bump();
             t->run();

@@ -1,0 +1,196 @@
+// fj::detail::event_count: the prepare / re-check / cancel-or-commit recipe never loses a wake-up,
+// cancel_wait() leaves nothing behind, and notifications are not sticky.
+#include "support.hpp"
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include <forkjoin/detail/event_count.hpp>
+
+namespace {
+
+using fj::detail::event_count;
+using namespace std::chrono_literals;
+
+class event_count_test : public fj_test::guarded_test {};
+
+// A thread that prepares, signals it has prepared, then commits, recording when it wakes.
+struct sleeper {
+    explicit sleeper(event_count& ec)
+        : thread([this, &ec] {
+              const auto key = ec.prepare_wait();
+              prepared.store(true);
+              ec.commit_wait(key);
+              woke.store(true);
+          }) {}
+    ~sleeper() { thread.join(); }
+    std::atomic<bool> prepared{false};
+    std::atomic<bool> woke{false};
+    std::thread thread;
+};
+
+// has_waiters() is true exactly between prepare_wait() and cancel_wait().
+TEST_F(event_count_test, CancelPathLeavesNoWaiter) {
+    event_count ec;
+    EXPECT_FALSE(ec.has_waiters());
+    (void)ec.prepare_wait();
+    EXPECT_TRUE(ec.has_waiters());
+    (void)ec.prepare_wait();
+    ec.cancel_wait();
+    EXPECT_TRUE(ec.has_waiters()); // one of the two is still waiting
+    ec.cancel_wait();
+    EXPECT_FALSE(ec.has_waiters());
+}
+
+// A notify between prepare_wait() and commit_wait() makes the commit return at once (the wake-up
+// is not lost because the sleeper had not reached the condition variable yet).
+TEST_F(event_count_test, NotifyAfterPrepareReleasesCommit) {
+    event_count ec;
+    const auto key = ec.prepare_wait();
+    ec.notify_one();
+    ec.commit_wait(key); // would block forever (watchdog) if the notify were lost
+    EXPECT_FALSE(ec.has_waiters());
+}
+
+// commit_wait() blocks until a notify; notify_one() then wakes the sleeper.
+TEST_F(event_count_test, CommitBlocksUntilNotified) {
+    event_count ec;
+    sleeper s(ec);
+    ASSERT_TRUE(fj_test::spin_until([&] { return s.prepared.load(); }));
+    std::this_thread::sleep_for(20ms);
+    EXPECT_FALSE(s.woke.load()) << "commit_wait() returned without a notify";
+    ec.notify_one();
+    EXPECT_TRUE(fj_test::spin_until([&] { return s.woke.load(); })) << "notify_one() lost";
+}
+
+// Notifications are not sticky: a notify with nobody waiting, or one consumed by a waiter that
+// then cancelled, does not release a later prepare/commit.
+TEST_F(event_count_test, NotifyIsNotStickyAcrossCancel) {
+    event_count ec;
+    ec.notify_one(); // nobody waiting: a no-op
+    ec.notify_all();
+    (void)ec.prepare_wait();
+    ec.notify_one();  // counts the waiter below...
+    ec.cancel_wait(); // ...which leaves instead of sleeping
+    EXPECT_FALSE(ec.has_waiters());
+
+    sleeper s(ec);
+    ASSERT_TRUE(fj_test::spin_until([&] { return s.prepared.load(); }));
+    std::this_thread::sleep_for(20ms);
+    EXPECT_FALSE(s.woke.load()) << "a stale notification released a later waiter";
+    ec.notify_one();
+    EXPECT_TRUE(fj_test::spin_until([&] { return s.woke.load(); }));
+}
+
+// notify_all() wakes every committed waiter.
+TEST_F(event_count_test, NotifyAllWakesEveryWaiter) {
+    event_count ec;
+    std::vector<std::unique_ptr<sleeper>> sleepers;
+    for (int i = 0; i < 4; ++i)
+        sleepers.push_back(std::make_unique<sleeper>(ec));
+    ASSERT_TRUE(fj_test::spin_until([&] {
+        for (auto& s : sleepers)
+            if (!s->prepared.load())
+                return false;
+        return true;
+    }));
+    ec.notify_all();
+    for (auto& s : sleepers)
+        EXPECT_TRUE(fj_test::spin_until([&] { return s->woke.load(); }));
+    sleepers.clear();
+    EXPECT_FALSE(ec.has_waiters());
+}
+
+// No lost wake-up under random producer/consumer interleavings: consumers following the recipe
+// in event_count.hpp take every item, and none sleeps forever while an item is available. A
+// watchdog catches a sleeper that missed its wake-up and rescues it with notify_all() so the test
+// fails instead of hanging.
+TEST_F(event_count_test, NoLostWakeupUnderRandomProducersAndConsumers) {
+    constexpr int producers = 2;
+    constexpr int consumers = 3;
+    const int per_producer = static_cast<int>(fj_test::scaled(20'000));
+    const int total = producers * per_producer;
+
+    event_count ec;
+    std::atomic<int> available{0}; // the "queue": a count of items
+    std::atomic<int> taken{0};
+    std::atomic<int> sleeps{0};
+    std::atomic<bool> rescue{false};
+
+    const auto try_take = [&] {
+        int n = available.load();
+        while (n > 0)
+            if (available.compare_exchange_weak(n, n - 1))
+                return true;
+        return false;
+    };
+
+    std::vector<std::thread> threads;
+    for (int c = 0; c < consumers; ++c) {
+        threads.emplace_back([&] {
+            for (;;) {
+                if (try_take()) {
+                    // The consumer that takes the last item wakes the others so they can leave.
+                    if (taken.fetch_add(1) + 1 == total)
+                        ec.notify_all();
+                    continue;
+                }
+                if (taken.load() == total || rescue.load())
+                    return;
+                // The recipe: prepare, re-check every source of work, then cancel or commit.
+                const auto key = ec.prepare_wait();
+                if (available.load() > 0 || taken.load() == total || rescue.load()) {
+                    ec.cancel_wait();
+                    continue;
+                }
+                sleeps.fetch_add(1);
+                ec.commit_wait(key);
+            }
+        });
+    }
+    for (int p = 0; p < producers; ++p) {
+        threads.emplace_back([&, p] {
+            fj_test::rng random(static_cast<std::uint64_t>(p) + 1);
+            for (int i = 0; i < per_producer; ++i) {
+                // Random pauses let consumers run dry and go to sleep between items.
+                const std::size_t pause = random.below(8);
+                if (pause == 0)
+                    std::this_thread::yield();
+                else if (pause == 1)
+                    std::this_thread::sleep_for(std::chrono::microseconds(random.below(50)));
+                available.fetch_add(1); // publish (seq_cst RMW), then notify
+                ec.notify_one();
+            }
+        });
+    }
+
+    // The watchdog: all items must be taken by the deadline.
+    const bool finished = fj_test::spin_until([&] { return taken.load() == total; });
+    if (!finished) {
+        rescue.store(true);
+        // Keep notifying until every consumer has left.
+        std::atomic<bool> joined{false};
+        std::thread rescuer([&] {
+            while (!joined.load()) {
+                ec.notify_all();
+                std::this_thread::sleep_for(1ms);
+            }
+        });
+        for (auto& t : threads)
+            t.join();
+        joined.store(true);
+        rescuer.join();
+    } else {
+        for (auto& t : threads)
+            t.join();
+    }
+    EXPECT_TRUE(finished) << "lost wake-up: " << total - taken.load() << " of " << total
+                          << " items were left while consumers slept (available = "
+                          << available.load() << ")";
+    EXPECT_EQ(available.load(), 0);
+    EXPECT_FALSE(ec.has_waiters());
+    RecordProperty("sleeps", sleeps.load());
+}
+
+} // namespace
