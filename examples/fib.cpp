@@ -12,17 +12,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <forkjoin/forkjoin.hpp>
 #include <iostream>
 #include <memory>
 #include <string>
+
+#include <forkjoin/forkjoin.hpp>
 
 namespace {
 
 // The serial reference. noinline + the empty asm keep GCC from turning the recursion into a loop,
 // so it makes the same calls as the parallel versions.
 __attribute__((noinline)) long fib_serial(int n) {
-    if (n < 2) return n;
+    if (n < 2)
+        return n;
     long a = fib_serial(n - 1);
     asm volatile("" ::: "memory");
     return a + fib_serial(n - 2);
@@ -30,9 +32,12 @@ __attribute__((noinline)) long fib_serial(int n) {
 
 // Seed style, as a user of the original work-stealing pool writes it.
 long fib_seed(fj::scheduler& pool, int n, int cutoff) {
-    if (n < 2) return n;
-    if (n < cutoff) return fib_serial(n);
-    fj::future<long> child = pool.fork([&pool, n, cutoff] { return fib_seed(pool, n - 1, cutoff); });
+    if (n < 2)
+        return n;
+    if (n < cutoff)
+        return fib_serial(n);
+    fj::future<long> child =
+        pool.fork([&pool, n, cutoff] { return fib_seed(pool, n - 1, cutoff); });
     long other = fib_seed(pool, n - 2, cutoff);
     pool.reschedule_until([&] { return child.is_ready(); });
     return child.get() + other;
@@ -40,10 +45,12 @@ long fib_seed(fj::scheduler& pool, int n, int cutoff) {
 
 // Join style.
 long fib_join(int n, int cutoff) {
-    if (n < 2) return n;
-    if (n < cutoff) return fib_serial(n);
-    auto [a, b] = fj::join([=] { return fib_join(n - 1, cutoff); },
-                           [=] { return fib_join(n - 2, cutoff); });
+    if (n < 2)
+        return n;
+    if (n < cutoff)
+        return fib_serial(n);
+    auto [a, b] =
+        fj::join([=] { return fib_join(n - 1, cutoff); }, [=] { return fib_join(n - 2, cutoff); });
     return a + b;
 }
 
@@ -64,7 +71,8 @@ int parse_int(const char* text, int lo, int hi, const char* what) {
     const long v = std::strtol(text, &end, 10);
     if (end == text || *end != '\0' || v < lo || v > hi)
         usage((std::string(what) + " must be an integer in [" + std::to_string(lo) + ", " +
-               std::to_string(hi) + "], got '" + text + "'").c_str());
+               std::to_string(hi) + "], got '" + text + "'")
+                  .c_str());
     return static_cast<int>(v);
 }
 
@@ -76,7 +84,8 @@ int main(int argc, char** argv) {
         if (std::strcmp(argv[i], "--cutoff") == 0 && i + 1 < argc)
             cutoff = parse_int(argv[++i], 0, 92, "--cutoff");
         else if (std::strcmp(argv[i], "--workers") == 0 && i + 1 < argc)
-            workers = parse_int(argv[++i], 1, static_cast<int>(fj::scheduler_options::max_workers), "--workers");
+            workers = parse_int(argv[++i], 1, static_cast<int>(fj::scheduler_options::max_workers),
+                                "--workers");
         else if (argv[i][0] != '-')
             n = parse_int(argv[i], 0, 50, "n");
         else
@@ -84,17 +93,21 @@ int main(int argc, char** argv) {
     }
 
     std::unique_ptr<fj::scheduler> own;
-    if (workers > 0) own = std::make_unique<fj::scheduler>(static_cast<std::size_t>(workers));
+    if (workers > 0)
+        own = std::make_unique<fj::scheduler>(static_cast<std::size_t>(workers));
     fj::scheduler& pool = own ? *own : fj::default_scheduler();
 
     long expected = 0, seed = 0, joined = 0;
     const double t_serial = seconds([&] { expected = fib_serial(n); });
     // Both styles run as one task on the pool; the root's future is waited for from main.
-    const double t_seed = seconds([&] { seed = pool.submit([&] { return fib_seed(pool, n, cutoff); }).get(); });
-    const double t_join = seconds([&] { joined = pool.submit([&] { return fib_join(n, cutoff); }).get(); });
+    const double t_seed =
+        seconds([&] { seed = pool.submit([&] { return fib_seed(pool, n, cutoff); }).get(); });
+    const double t_join =
+        seconds([&] { joined = pool.submit([&] { return fib_join(n, cutoff); }).get(); });
 
     if (seed != expected || joined != expected) {
-        std::printf("MISMATCH: serial %ld, seed style %ld, join style %ld\n", expected, seed, joined);
+        std::printf("MISMATCH: serial %ld, seed style %ld, join style %ld\n", expected, seed,
+                    joined);
         return 1;
     }
     std::printf("fib(%d) = %ld\n", n, expected);

@@ -18,7 +18,8 @@ bool register_membarrier() noexcept {
 #endif
 #if defined(__NR_membarrier)
     const long supported = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-    if (supported < 0 || (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
+    if (supported < 0 || (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+        return false;
     return syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 #else
     return false;

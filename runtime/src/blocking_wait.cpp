@@ -7,8 +7,9 @@
 // is the producer's last touch (docs/design.md#completion).
 #include <chrono>
 #include <condition_variable>
-#include <forkjoin/scheduler.hpp>
 #include <mutex>
+
+#include <forkjoin/scheduler.hpp>
 
 namespace fj::detail {
 namespace {
@@ -43,7 +44,8 @@ void wait_slow(completion& c) {
         return;
     }
     blocking_waiter record;
-    if (!c.try_register(&record)) return; // already done
+    if (!c.try_register(&record))
+        return; // already done
     record.wait_woken();
 }
 
@@ -58,12 +60,15 @@ bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadli
         return c.is_done();
     }
     blocking_waiter record;
-    if (!c.try_register(&record)) return true;
+    if (!c.try_register(&record))
+        return true;
     {
         std::unique_lock lock(record.mutex);
-        if (record.woken_cv.wait_until(lock, deadline, [&] { return record.woken; })) return true;
+        if (record.woken_cv.wait_until(lock, deadline, [&] { return record.woken; }))
+            return true;
     }
-    if (c.try_deregister(&record)) return false; // timed out; finish() will never see the record
+    if (c.try_deregister(&record))
+        return false;    // timed out; finish() will never see the record
     record.wait_woken(); // finish() raced the timeout and is waking us: wait for its last touch
     return true;
 }

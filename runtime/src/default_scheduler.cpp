@@ -1,13 +1,13 @@
 // The process-wide default scheduler and the default worker count.
-#include <sched.h>
+#include "system.hpp"
 
 #include <cstdlib>
+#include <sched.h>
+#include <string>
+
 #include <forkjoin/async.hpp>
 #include <forkjoin/errors.hpp>
 #include <forkjoin/options.hpp>
-#include <string>
-
-#include "system.hpp"
 
 namespace fj {
 
@@ -28,9 +28,11 @@ std::vector<int> affinity_cpus() {
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof(set), &set) == 0) {
         for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-            if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+            if (CPU_ISSET(cpu, &set))
+                cpus.push_back(cpu);
     }
-    if (cpus.empty()) cpus.push_back(0); // the call cannot fail for our own pid; be safe anyway
+    if (cpus.empty())
+        cpus.push_back(0); // the call cannot fail for our own pid; be safe anyway
     return cpus;
 }
 
@@ -42,18 +44,22 @@ std::size_t parse_worker_count(const char* text) {
                                std::to_string(scheduler_options::max_workers) +
                                ", or unset it to use one worker per available CPU");
     };
-    if (value.empty() || value.size() > 9) reject();
+    if (value.empty() || value.size() > 9)
+        reject();
     std::size_t n = 0;
     for (char c : value) {
-        if (c < '0' || c > '9') reject();
+        if (c < '0' || c > '9')
+            reject();
         n = n * 10 + static_cast<std::size_t>(c - '0');
     }
-    if (n == 0 || n > scheduler_options::max_workers) reject();
+    if (n == 0 || n > scheduler_options::max_workers)
+        reject();
     return n;
 }
 
 std::size_t default_worker_count() {
-    if (const char* env = std::getenv("FJ_WORKERS"); env != nullptr) return parse_worker_count(env);
+    if (const char* env = std::getenv("FJ_WORKERS"); env != nullptr)
+        return parse_worker_count(env);
     return affinity_cpus().size();
 }
 

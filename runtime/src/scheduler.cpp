@@ -11,17 +11,18 @@
 //   4. join the threads.
 // Nothing accepted is lost: a submit either got in before the close (and the workers cannot
 // stop before its task ran) or threw.
-#include <pthread.h>
-#include <sched.h>
+#include "system.hpp"
 
-#include <boost/thread/thread.hpp>
 #include <cstdio>
 #include <exception>
-#include <forkjoin/scheduler.hpp>
 #include <ostream>
+#include <pthread.h>
+#include <sched.h>
 #include <string>
 
-#include "system.hpp"
+#include <boost/thread/thread.hpp>
+
+#include <forkjoin/scheduler.hpp>
 
 namespace fj {
 
@@ -78,7 +79,8 @@ void scheduler::start_workers() {
     boost::thread::attributes attributes;
     attributes.set_stack_size(m_options.worker_stack_size);
     const boost::thread::attributes& attrs = attributes; // const&: see fibers-study.md §1
-    const std::vector<int> cpus = m_options.pin_workers ? detail::affinity_cpus() : std::vector<int>{};
+    const std::vector<int> cpus =
+        m_options.pin_workers ? detail::affinity_cpus() : std::vector<int>{};
     for (std::size_t i = 0; i < m_worker_count; ++i) {
         try {
             m_threads->threads.emplace_back(attrs, [this, i] { worker_main(i); });
@@ -88,7 +90,8 @@ void scheduler::start_workers() {
                                std::memory_order_seq_cst);
             m_injected.close();
             m_sleep.notify_all();
-            for (auto& t : m_threads->threads) t.join();
+            for (auto& t : m_threads->threads)
+                t.join();
             m_joined = true;
             throw std::runtime_error("fj::scheduler: could not start worker thread " +
                                      std::to_string(i + 1) + " of " +
@@ -99,7 +102,8 @@ void scheduler::start_workers() {
             CPU_ZERO(&set);
             CPU_SET(cpus[i % cpus.size()], &set);
             // Best effort: pinning is an optimisation, and the mask may have changed meanwhile.
-            (void)pthread_setaffinity_np(m_threads->threads.back().native_handle(), sizeof(set), &set);
+            (void)pthread_setaffinity_np(m_threads->threads.back().native_handle(), sizeof(set),
+                                         &set);
         }
     }
 }
@@ -120,10 +124,12 @@ void scheduler::shutdown() {
             "fj::scheduler::shutdown() called from one of the scheduler's own tasks: it would wait "
             "for itself to finish. Call shutdown() from outside the pool.");
     std::lock_guard lock(m_shutdown_mutex);
-    if (m_joined) return;
+    if (m_joined)
+        return;
     m_injected.close(); // seq_cst RMW on the tail word: ordered with every push
     m_sleep.notify_all();
-    for (auto& t : m_threads->threads) t.join();
+    for (auto& t : m_threads->threads)
+        t.join();
     m_joined = true;
 }
 
@@ -145,8 +151,9 @@ scheduler_stats scheduler::stats() const {
     s.workers.reserve(m_worker_count);
     for (const auto& w : m_workers) {
         const detail::worker_counters& c = w->m_stats;
-        s.workers.push_back({c.tasks_run.get(), c.forks.get(), c.steals.get(), c.failed_steals.get(),
-                             c.injected_taken.get(), c.sleeps.get(), c.wakeups.get()});
+        s.workers.push_back({c.tasks_run.get(), c.forks.get(), c.steals.get(),
+                             c.failed_steals.get(), c.injected_taken.get(), c.sleeps.get(),
+                             c.wakeups.get()});
     }
     return s;
 }
@@ -164,15 +171,17 @@ worker_stats& worker_stats::operator+=(const worker_stats& o) noexcept {
 
 worker_stats scheduler_stats::total() const noexcept {
     worker_stats sum;
-    for (const auto& w : workers) sum += w;
+    for (const auto& w : workers)
+        sum += w;
     return sum;
 }
 
 std::ostream& operator<<(std::ostream& out, const scheduler_stats& stats) {
     const auto line = [&](const std::string& name, const worker_stats& w) {
-        out << name << ": tasks_run=" << w.tasks_run << " forks=" << w.forks << " steals=" << w.steals
-            << " failed_steals=" << w.failed_steals << " injected_taken=" << w.injected_taken
-            << " sleeps=" << w.sleeps << " wakeups=" << w.wakeups << '\n';
+        out << name << ": tasks_run=" << w.tasks_run << " forks=" << w.forks
+            << " steals=" << w.steals << " failed_steals=" << w.failed_steals
+            << " injected_taken=" << w.injected_taken << " sleeps=" << w.sleeps
+            << " wakeups=" << w.wakeups << '\n';
     };
     for (std::size_t i = 0; i < stats.workers.size(); ++i)
         line("worker " + std::to_string(i), stats.workers[i]);

@@ -9,8 +9,9 @@
 // Idle workers spin for options().spin_before_sleep, then sleep on the event count
 // (docs/design.md#sleep). The shutdown sequence is in scheduler.cpp and docs/design.md#shutdown.
 #include <chrono>
-#include <forkjoin/scheduler.hpp>
 #include <thread>
+
+#include <forkjoin/scheduler.hpp>
 
 namespace fj::detail {
 thread_local constinit thread_context tl_context{};
@@ -32,7 +33,8 @@ inline void cpu_relax() noexcept {
 // Waiting with nothing to run: pause briefly, then give the CPU to other threads.
 void back_off(unsigned idle_rounds) {
     if (idle_rounds < 64) {
-        for (int i = 0; i < 16; ++i) cpu_relax();
+        for (int i = 0; i < 16; ++i)
+            cpu_relax();
     } else {
         std::this_thread::yield();
     }
@@ -56,13 +58,16 @@ detail::task* scheduler::steal_from_others(detail::worker* self, std::uint64_t r
     const std::size_t start = static_cast<std::size_t>(random % n);
     for (std::size_t i = 0; i < n; ++i) {
         detail::worker& victim = *m_workers[(start + i) % n];
-        if (&victim == self) continue;
+        if (&victim == self)
+            continue;
         detail::task* t = nullptr;
         if (victim.m_deque.steal(t) == detail::steal_result::success) {
-            if (self != nullptr) self->m_stats.steals.bump();
+            if (self != nullptr)
+                self->m_stats.steals.bump();
             return t;
         }
-        if (self != nullptr) self->m_stats.failed_steals.bump();
+        if (self != nullptr)
+            self->m_stats.failed_steals.bump();
     }
     return nullptr;
 }
@@ -74,9 +79,11 @@ detail::task* scheduler::find_work(detail::worker& w) {
             return t;
         }
     }
-    if (detail::task* t = w.m_deque.pop()) return t;
+    if (detail::task* t = w.m_deque.pop())
+        return t;
     if (m_worker_count > 1) {
-        if (detail::task* t = steal_from_others(&w, w.next_random())) return t;
+        if (detail::task* t = steal_from_others(&w, w.next_random()))
+            return t;
     }
     if (detail::task* t = m_injected.try_pop()) {
         w.m_stats.injected_taken.bump();
@@ -86,9 +93,11 @@ detail::task* scheduler::find_work(detail::worker& w) {
 }
 
 bool scheduler::work_visible() const {
-    if (!m_injected.empty()) return true; // exact, under the consumer lock: see injection_queue.hpp
+    if (!m_injected.empty())
+        return true; // exact, under the consumer lock: see injection_queue.hpp
     for (const auto& w : m_workers)
-        if (!w->m_deque.empty_hint()) return true;
+        if (!w->m_deque.empty_hint())
+            return true;
     return false;
 }
 
@@ -102,24 +111,29 @@ bool scheduler::work_visible() const {
 // finds the queue closed and every queue empty, no task can ever appear again.
 detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
     for (;;) {
-        if (detail::task* t = find_work(w)) return t;
+        if (detail::task* t = find_work(w))
+            return t;
 
         // 1. Spin: work often appears within microseconds (a sibling's next fork), and a sleep plus
         //    a wake-up costs tens of microseconds.
         const auto spin_until = std::chrono::steady_clock::now() + m_options.spin_before_sleep;
         detail::task* found = nullptr;
         for (unsigned round = 0; found == nullptr; ++round) {
-            for (int i = 0; i < 32; ++i) cpu_relax();
+            for (int i = 0; i < 32; ++i)
+                cpu_relax();
             found = find_work(w);
-            if ((round & 15) == 15 && std::chrono::steady_clock::now() >= spin_until) break;
+            if ((round & 15) == 15 && std::chrono::steady_clock::now() >= spin_until)
+                break;
         }
-        if (found != nullptr) return found;
+        if (found != nullptr)
+            return found;
 
         // 2. Sleep, with the event count's prewait / re-check / commit (docs/design.md#sleep).
         const auto key = m_sleep.prepare_wait();
         // The sleeper's half of the asymmetric StoreLoad barrier: after it, any push whose
         // sleeper check missed our prewait is visible to the re-check below.
-        if (m_asymmetric_barrier) detail::heavy_barrier();
+        if (m_asymmetric_barrier)
+            detail::heavy_barrier();
         if (m_stop.load(std::memory_order_acquire)) {
             m_sleep.cancel_wait();
             return nullptr;
@@ -136,7 +150,8 @@ detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
         // the queue re-checks and the helpers' increments.
         if (m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && closed) {
             // Last one awake, nothing queued, nothing can come: stop everybody.
-            m_stop.store(true, std::memory_order_release); // pairs with the acquire loads above/below
+            m_stop.store(true,
+                         std::memory_order_release); // pairs with the acquire loads above/below
             m_sleep.cancel_wait();
             m_sleep.notify_all();
             return nullptr;
@@ -145,14 +160,16 @@ detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
         m_sleep.commit_wait(key);
         w.m_stats.wakeups.bump();
         m_active.fetch_add(1, std::memory_order_seq_cst);
-        if (m_stop.load(std::memory_order_acquire)) return nullptr;
+        if (m_stop.load(std::memory_order_acquire))
+            return nullptr;
     }
 }
 
 void scheduler::worker_main(std::size_t index) {
     detail::worker& w = *m_workers[index];
     detail::tl_context = {&w, this};
-    while (detail::task* t = find_work_or_sleep(w)) run_task(w, t);
+    while (detail::task* t = find_work_or_sleep(w))
+        run_task(w, t);
     detail::tl_context = {};
 }
 
@@ -168,7 +185,8 @@ void scheduler::help_until(detail::function_ref<bool()> done) {
 void scheduler::help_on_worker(detail::worker& first, detail::function_ref<bool()> done) {
     (void)first;
     for (unsigned idle_rounds = 0;;) {
-        if (done()) return;
+        if (done())
+            return;
         detail::worker& w = *detail::current_worker(); // re-read after every task: migration-safe
         if (detail::task* t = find_work(w)) {
             run_task(w, t);
@@ -181,7 +199,8 @@ void scheduler::help_on_worker(detail::worker& first, detail::function_ref<bool(
 
 void scheduler::help_outside(detail::function_ref<bool()> done) {
     for (unsigned idle_rounds = 0;;) {
-        if (done()) return;
+        if (done())
+            return;
         if (run_one_outside()) {
             idle_rounds = 0;
             continue;
@@ -200,8 +219,10 @@ bool scheduler::pop_until(detail::task* popped, detail::task* target) {
         detail::worker& w = *detail::current_worker();
         run_task(w, popped); // forked by the joining frame's code and not joined: a descendant
         popped = detail::current_worker()->m_deque.pop();
-        if (popped == nullptr) return false;
-        if (popped == target) return true;
+        if (popped == nullptr)
+            return false;
+        if (popped == target)
+            return true;
     }
 }
 
@@ -211,8 +232,8 @@ bool scheduler::run_one_outside() {
     m_active.fetch_add(1, std::memory_order_seq_cst);
     detail::task* t = m_injected.try_pop();
     if (t == nullptr && m_worker_count > 0)
-        t = steal_from_others(nullptr, m_outside_rng.fetch_add(0x9e3779b97f4a7c15ull,
-                                                               std::memory_order_relaxed));
+        t = steal_from_others(
+            nullptr, m_outside_rng.fetch_add(0x9e3779b97f4a7c15ull, std::memory_order_relaxed));
     if (t != nullptr) {
         // The task runs with its own scheduler as the current one (fj::fork etc. inside it).
         scheduler* saved = detail::tl_context.s;

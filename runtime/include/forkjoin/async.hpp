@@ -3,9 +3,9 @@
 // process-wide default scheduler, created on first use and shut down cleanly at exit.
 #pragma once
 
-#include <utility>
-
 #include "scheduler.hpp"
+
+#include <utility>
 
 namespace fj {
 
@@ -13,7 +13,8 @@ namespace fj {
 scheduler& default_scheduler();
 
 inline scheduler& current_scheduler() {
-    if (scheduler* s = detail::current_scheduler_or_null()) return *s;
+    if (scheduler* s = detail::current_scheduler_or_null())
+        return *s;
     return default_scheduler();
 }
 

@@ -7,13 +7,13 @@
 // - get()/wait()/is_ready() on an empty future throw std::future_error(no_state).
 #pragma once
 
-#include <chrono>
-#include <future>
-#include <utility>
-
 #include "detail/future_state.hpp"
 #include "detail/wait.hpp"
 #include "errors.hpp"
+
+#include <chrono>
+#include <future>
+#include <utility>
 
 namespace fj {
 
@@ -60,7 +60,8 @@ public:
         check();
         std::chrono::steady_clock::time_point steady_deadline;
         if constexpr (std::is_same_v<Clock, std::chrono::steady_clock>)
-            steady_deadline = std::chrono::time_point_cast<std::chrono::steady_clock::duration>(deadline);
+            steady_deadline =
+                std::chrono::time_point_cast<std::chrono::steady_clock::duration>(deadline);
         else
             steady_deadline = std::chrono::steady_clock::now() +
                               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -87,13 +88,16 @@ private:
     explicit future(detail::future_state<T>* state) noexcept : m_state(state) {}
 
     void check() const {
-        if (m_state == nullptr) detail::throw_no_state();
+        if (m_state == nullptr)
+            detail::throw_no_state();
     }
 
     void release() noexcept {
-        if (m_state == nullptr) return;
+        if (m_state == nullptr)
+            return;
         detail::future_state<T>* s = std::exchange(m_state, nullptr);
-        if (s->m_completion.is_done() || s->m_completion.detach()) s->destroy();
+        if (s->m_completion.is_done() || s->m_completion.detach())
+            s->destroy();
     }
 
     detail::future_state<T>* m_state = nullptr;

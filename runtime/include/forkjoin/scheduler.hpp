@@ -12,15 +12,6 @@
 // Design, invariants and protocols: docs/design.md.
 #pragma once
 
-#include <atomic>
-#include <cstddef>
-#include <cstdint>
-#include <memory>
-#include <mutex>
-#include <type_traits>
-#include <utility>
-#include <vector>
-
 #include "detail/asymmetric_barrier.hpp"
 #include "detail/callable_check.hpp"
 #include "detail/current.hpp"
@@ -34,6 +25,15 @@
 #include "future.hpp"
 #include "options.hpp"
 #include "stats.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace fj {
 
@@ -106,7 +106,8 @@ private:
 
     template <class F>
     static auto make_task(F&& fn) {
-        return detail::fork_task<std::decay_t<F>, detail::task_result_t<F>>::make(std::forward<F>(fn));
+        return detail::fork_task<std::decay_t<F>, detail::task_result_t<F>>::make(
+            std::forward<F>(fn));
     }
 
     // Out of line (runtime/src): the cold and slow paths.
@@ -131,7 +132,7 @@ private:
     bool m_asymmetric_barrier = false; // set once at construction: see asymmetric_barrier.hpp
     alignas(128) detail::event_count m_sleep;
     alignas(128) std::atomic<std::uint32_t> m_active{0}; // workers/helpers not asleep
-    std::atomic<bool> m_stop{false};                   // set once: all work done after close
+    std::atomic<bool> m_stop{false};                     // set once: all work done after close
     std::atomic<std::uint64_t> m_outside_rng{0x9e3779b97f4a7c15ull};
     std::unique_ptr<thread_group> m_threads;
     std::mutex m_shutdown_mutex;
@@ -154,7 +155,8 @@ future<detail::task_result_t<F>> scheduler::submit(F&& fn) {
 template <class F>
 future<detail::task_result_t<F>> scheduler::fork(F&& fn) {
     detail::worker* w = own_worker();
-    if (w == nullptr) return submit(std::forward<F>(fn));
+    if (w == nullptr)
+        return submit(std::forward<F>(fn));
     detail::check_callable(fn);
     auto* t = make_task(std::forward<F>(fn));
     try {
@@ -168,8 +170,8 @@ future<detail::task_result_t<F>> scheduler::fork(F&& fn) {
 }
 
 template <class A, class B>
-detail::join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>>
-scheduler::join(A&& a, B&& b) {
+detail::join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>> scheduler::join(A&& a,
+                                                                                          B&& b) {
     using Ra = std::invoke_result_t<A&>;
     using Rb = std::invoke_result_t<B&>;
     detail::check_callable(a);
@@ -199,7 +201,8 @@ scheduler::join(A&& a, B&& b) {
         // a failed.
         detail::wait(task_b.m_done);
     }
-    if (result_a.failed()) std::rethrow_exception(result_a.error());
+    if (result_a.failed())
+        std::rethrow_exception(result_a.error());
     if constexpr (std::is_void_v<Ra> && std::is_void_v<Rb>) {
         task_b.m_result.take();
     } else {
@@ -210,7 +213,8 @@ scheduler::join(A&& a, B&& b) {
 
 template <class Predicate>
 void scheduler::reschedule_until(Predicate&& done) {
-    if (done()) return;
+    if (done())
+        return;
     // Inline fast path for the seed pattern (fork a child, work, wait for it): on a worker the
     // task at the front of its deque is usually the child being waited for. Run it here and
     // re-check before entering the out-of-line loop (which also honours the injection period).
@@ -221,7 +225,8 @@ void scheduler::reschedule_until(Predicate&& done) {
         if (detail::task* t = w->m_deque.pop()) {
             w->m_stats.tasks_run.bump();
             t->run();
-            if (done()) return;
+            if (done())
+                return;
         }
     }
     help_until(detail::function_ref<bool()>(done));

@@ -28,6 +28,8 @@ void heavy_barrier() noexcept;
 
 // The pusher's side: order our earlier store before our later load as far as the compiler goes;
 // heavy_barrier() supplies the hardware barrier when it matters.
-inline void light_barrier() noexcept { std::atomic_signal_fence(std::memory_order_seq_cst); }
+inline void light_barrier() noexcept {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+}
 
 } // namespace fj::detail

@@ -13,7 +13,7 @@ namespace fj::detail {
 
 class block_cache {
 public:
-    static constexpr std::size_t k_class_count = 4;       // 64, 128, 256, 512 bytes
+    static constexpr std::size_t k_class_count = 4; // 64, 128, 256, 512 bytes
     static constexpr std::size_t k_max_cached_per_class = 1024;
 
     block_cache() = default;
@@ -31,7 +31,8 @@ public:
     // Returns the size class for `size` bytes, or k_class_count if it is too big to cache.
     static constexpr std::size_t class_of(std::size_t size) noexcept {
         for (std::size_t c = 0; c < k_class_count; ++c)
-            if (size <= class_size(c)) return c;
+            if (size <= class_size(c))
+                return c;
         return k_class_count;
     }
     static constexpr std::size_t class_size(std::size_t c) noexcept { return std::size_t{64} << c; }

@@ -38,7 +38,7 @@ namespace fj::detail {
 enum class steal_result { success, empty, lost_race };
 
 template <class T>
-    requires std::is_pointer_v<T>
+requires std::is_pointer_v<T>
 class chase_lev_deque {
 public:
     explicit chase_lev_deque(std::size_t initial_capacity = 256)
@@ -97,7 +97,8 @@ public:
         std::int64_t t = m_top.load(std::memory_order_seq_cst);
         // seq_cst (includes acquire): pairs with push()'s store so the slot's content is visible.
         const std::int64_t b = m_bottom.load(std::memory_order_seq_cst);
-        if (t >= b) return steal_result::empty;
+        if (t >= b)
+            return steal_result::empty;
         // acquire: pairs with the release store in grow(); a ring at least as new as the bottom
         // we read holds slot t (an older ring still holds it too: grow() copies, never clears).
         ring* r = m_ring.load(std::memory_order_acquire);
@@ -128,7 +129,8 @@ private:
         // acquire: pairs with the CAS on top in steal()/pop() so the slot a thief took is free.
         const std::int64_t t = m_top.load(std::memory_order_acquire);
         ring* r = m_ring.load(std::memory_order_relaxed); // only the owner writes m_ring
-        if (b - t > r->mask) r = grow(r, b, t);
+        if (b - t > r->mask)
+            r = grow(r, b, t);
         r->put(b, item);
         // release (or seq_cst, see push_seq_cst): publishes the slot to the thief that reads this
         // bottom with its seq_cst (acquiring) load in steal().
@@ -144,8 +146,12 @@ private:
               retired(older) {}
         // Slots are atomics so a thief reading a slot the owner is rewriting is not a data race;
         // relaxed suffices because bottom/ring publication carries the ordering.
-        T get(std::int64_t i) const noexcept { return slots[i & mask].load(std::memory_order_relaxed); }
-        void put(std::int64_t i, T v) noexcept { slots[i & mask].store(v, std::memory_order_relaxed); }
+        T get(std::int64_t i) const noexcept {
+            return slots[i & mask].load(std::memory_order_relaxed);
+        }
+        void put(std::int64_t i, T v) noexcept {
+            slots[i & mask].store(v, std::memory_order_relaxed);
+        }
 
         std::int64_t mask;
         std::unique_ptr<std::atomic<T>[]> slots;
@@ -154,13 +160,15 @@ private:
 
     static std::int64_t round_up_pow2(std::size_t n) {
         std::size_t p = 1;
-        while (p < n) p <<= 1;
+        while (p < n)
+            p <<= 1;
         return static_cast<std::int64_t>(p);
     }
 
     ring* grow(ring* old, std::int64_t b, std::int64_t t) {
         ring* bigger = new ring((old->mask + 1) * 2, old);
-        for (std::int64_t i = t; i < b; ++i) bigger->put(i, old->get(i));
+        for (std::int64_t i = t; i < b; ++i)
+            bigger->put(i, old->get(i));
         // release: pairs with the acquire load in steal(); the copied slots are visible first.
         m_ring.store(bigger, std::memory_order_release);
         return bigger;

@@ -1,9 +1,9 @@
 // The completion word shared by a task and the one thread that waits for it.
 //
 // m_word holds two flags and, in the remaining bits, the address of at most one registered waiter:
-//   k_done      set once by the producer (the thread that ran the task), after the result is stored;
-//   k_detached  set once by the consumer when it gives up its interest (a future dropped unread);
-//   waiter*     a record on the waiting thread's stack, woken by the producer.
+//   k_done      set once by the producer (the thread that ran the task), after the result is
+//   stored; k_detached  set once by the consumer when it gives up its interest (a future dropped
+//   unread); waiter*     a record on the waiting thread's stack, woken by the producer.
 // Whoever sets the second of {k_done, k_detached} frees the shared state. After finish() the
 // producer touches neither the state nor the waiter record again, except to call wake() on the
 // record, and the waiter does not leave until that call has signalled it (completion is the last
@@ -32,7 +32,8 @@ public:
         // acq_rel: release publishes the result to the consumer's acquire in is_done(); acquire
         // orders a detached consumer's last accesses before the caller frees the state.
         const std::uintptr_t old = m_word.fetch_or(k_done, std::memory_order_acq_rel);
-        if (waiter* w = waiter_of(old)) w->m_wake(w);
+        if (waiter* w = waiter_of(old))
+            w->m_wake(w);
         return (old & k_detached) != 0;
     }
 
@@ -46,7 +47,8 @@ public:
     bool try_register(waiter* w) noexcept {
         std::uintptr_t old = m_word.load(std::memory_order_relaxed);
         do {
-            if (old & k_done) return false;
+            if (old & k_done)
+                return false;
             assert(waiter_of(old) == nullptr && "a completion has at most one waiter");
             // release: the record's fields are visible to the producer that reads it in finish().
             // acquire on failure: a k_done we then observe publishes the result.
@@ -62,7 +64,8 @@ public:
     bool try_deregister(waiter* w) noexcept {
         std::uintptr_t old = m_word.load(std::memory_order_acquire);
         do {
-            if (old & k_done) return false;
+            if (old & k_done)
+                return false;
             assert(waiter_of(old) == w);
             (void)w;
         } while (!m_word.compare_exchange_weak(old, old & k_flags, std::memory_order_acq_rel,

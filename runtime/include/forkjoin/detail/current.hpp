@@ -13,14 +13,18 @@ namespace fj::detail {
 struct worker;
 
 struct thread_context {
-    worker* w = nullptr;          // the worker this thread runs, or null off the pool
-    fj::scheduler* s = nullptr;   // the scheduler whose task this thread is running, or null
+    worker* w = nullptr;        // the worker this thread runs, or null off the pool
+    fj::scheduler* s = nullptr; // the scheduler whose task this thread is running, or null
 };
 
 // constinit: no dynamic initialisation, so access needs no TLS wrapper call.
 extern thread_local constinit thread_context tl_context;
 
-inline worker* current_worker() noexcept { return tl_context.w; }
-inline fj::scheduler* current_scheduler_or_null() noexcept { return tl_context.s; }
+inline worker* current_worker() noexcept {
+    return tl_context.w;
+}
+inline fj::scheduler* current_scheduler_or_null() noexcept {
+    return tl_context.s;
+}
 
 } // namespace fj::detail

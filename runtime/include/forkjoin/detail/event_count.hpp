@@ -15,8 +15,8 @@
 // the producer's publication of work is a seq_cst store (or RMW) followed by a seq_cst load of
 // m_state. In the total order S either the producer's load comes after prepare_wait(), so it sees
 // the waiter and notifies (the epoch bump makes commit_wait() return at once, even if the consumer
-// has not reached it yet), or it comes before, and then the producer's store precedes the consumer's
-// re-check, which therefore sees the work.
+// has not reached it yet), or it comes before, and then the producer's store precedes the
+// consumer's re-check, which therefore sees the work.
 //
 // Invariant: waiters(m_state) == number of threads between prepare_wait() and the end of
 //            cancel_wait()/commit_wait(). A notify with waiters == 0 does nothing.
@@ -67,7 +67,8 @@ public:
 
 private:
     void notify(bool all) {
-        if (!has_waiters()) return; // the fast path: one load, no syscall
+        if (!has_waiters())
+            return; // the fast path: one load, no syscall
         // acq_rel: the bump is what a waiter's acquire load of the epoch observes.
         m_state.fetch_add(k_one_epoch, std::memory_order_acq_rel);
         std::lock_guard lock(m_mutex); // empty critical section: orders us after a waiter's check

@@ -16,9 +16,9 @@ template <class R, class... Args>
 class function_ref<R(Args...)> {
 public:
     template <class F>
-        requires(!std::is_same_v<std::remove_cvref_t<F>, function_ref> &&
-                 std::is_invocable_r_v<R, F&, Args...>)
-    function_ref(F&& f) noexcept // NOLINT: implicit by design, like std::function_ref
+    requires(!std::is_same_v<std::remove_cvref_t<F>, function_ref> &&
+             std::is_invocable_r_v<R, F&, Args...>) function_ref(F&& f)
+    noexcept // NOLINT: implicit by design, like std::function_ref
         : m_object(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
           m_call([](void* o, Args... args) -> R {
               return std::invoke(*static_cast<std::remove_reference_t<F>*>(o),

@@ -3,13 +3,13 @@
 // whichever of the two sides finishes second (see completion.hpp).
 #pragma once
 
-#include <type_traits>
-#include <utility>
-
 #include "completion.hpp"
 #include "result_slot.hpp"
 #include "task.hpp"
 #include "worker.hpp"
+
+#include <type_traits>
+#include <utility>
 
 namespace fj::detail {
 
@@ -60,7 +60,8 @@ private:
         auto* self = static_cast<fork_task*>(t);
         self->m_result.run(self->m_fn);
         self->m_fn.~F(); // captures go away before the future becomes ready
-        if (self->m_completion.finish()) destroy_impl(self); // the future was dropped unread
+        if (self->m_completion.finish())
+            destroy_impl(self); // the future was dropped unread
     }
 
     static void destroy_impl(future_state<T>* s) noexcept {

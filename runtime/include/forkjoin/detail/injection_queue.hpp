@@ -44,7 +44,8 @@ public:
         n->m_next.store(nullptr, std::memory_order_relaxed);
         std::uintptr_t tail = m_tail.load(std::memory_order_relaxed);
         do {
-            if ((tail & k_closed) != 0 && !even_if_closed) return push_result::closed;
+            if ((tail & k_closed) != 0 && !even_if_closed)
+                return push_result::closed;
             // seq_cst: orders the publication before the producer's check for sleeping workers
             // (the sleep protocol's Dekker pair, docs/design.md#sleep), and a push before or
             // after the close in one order; acq_rel would do for the queue itself.
@@ -65,13 +66,15 @@ public:
     // Any thread; takes the oldest item, or nullptr if the queue is empty or its oldest item is in
     // the middle of being linked by a producer (the caller looks elsewhere and comes back).
     Node* try_pop() {
-        if (empty_hint()) return nullptr;
+        if (empty_hint())
+            return nullptr;
         std::lock_guard lock(m_consumer);
         Node* head = m_head.load(std::memory_order_relaxed); // we are its only writer now
         // acquire: pairs with the release store of `next` in push(); the node's content is visible.
         Node* next = head->m_next.load(std::memory_order_acquire);
         if (head == &m_stub) {
-            if (next == nullptr) return nullptr; // empty, or the first node is not linked yet
+            if (next == nullptr)
+                return nullptr; // empty, or the first node is not linked yet
             set_head(next);
             head = next;
             next = next->m_next.load(std::memory_order_acquire);
@@ -82,7 +85,8 @@ public:
         }
         // `head` is the last linked node. If a producer has already swung the tail past it, its
         // link is about to appear: report nothing for now rather than spin here.
-        if (head != node_at(m_tail.load(std::memory_order_acquire))) return nullptr;
+        if (head != node_at(m_tail.load(std::memory_order_acquire)))
+            return nullptr;
         // Re-insert the stub behind `head` so `head` can be handed out and the queue stays linked.
         push(&m_stub, true);
         next = head->m_next.load(std::memory_order_acquire);

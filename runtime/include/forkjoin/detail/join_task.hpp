@@ -4,13 +4,13 @@
 // because the joiner waits for m_done before returning.
 #pragma once
 
-#include <type_traits>
-#include <utility>
-#include <variant>
-
 #include "completion.hpp"
 #include "result_slot.hpp"
 #include "task.hpp"
+
+#include <type_traits>
+#include <utility>
+#include <variant>
 
 namespace fj::detail {
 
@@ -43,9 +43,8 @@ template <class T>
 using join_value_t = std::conditional_t<std::is_void_v<T>, std::monostate, T>;
 
 template <class Ra, class Rb>
-using join_result_t =
-    std::conditional_t<std::is_void_v<Ra> && std::is_void_v<Rb>, void,
-                       std::pair<join_value_t<Ra>, join_value_t<Rb>>>;
+using join_result_t = std::conditional_t<std::is_void_v<Ra> && std::is_void_v<Rb>, void,
+                                         std::pair<join_value_t<Ra>, join_value_t<Rb>>>;
 
 template <class T>
 join_value_t<T> take_join_value(result_slot<T>& r) {

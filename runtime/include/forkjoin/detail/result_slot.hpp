@@ -44,7 +44,8 @@ public:
             ::new (static_cast<void*>(std::addressof(m_value))) T(invoke_into<F>{fn});
             m_state = slot_state::value;
         } catch (...) {
-            ::new (static_cast<void*>(std::addressof(m_error))) std::exception_ptr(std::current_exception());
+            ::new (static_cast<void*>(std::addressof(m_error)))
+                std::exception_ptr(std::current_exception());
             m_state = slot_state::error;
         }
     }
@@ -52,7 +53,8 @@ public:
     std::exception_ptr error() const noexcept { return failed() ? m_error : nullptr; }
     // Rethrows the stored exception, else moves the value out.
     T take() {
-        if (m_state == slot_state::error) std::rethrow_exception(m_error);
+        if (m_state == slot_state::error)
+            std::rethrow_exception(m_error);
         return std::move(m_value);
     }
 
@@ -78,7 +80,8 @@ public:
     bool failed() const noexcept { return m_error != nullptr; }
     std::exception_ptr error() const noexcept { return m_error; }
     T& take() {
-        if (m_error) std::rethrow_exception(m_error);
+        if (m_error)
+            std::rethrow_exception(m_error);
         return *m_ptr;
     }
 
@@ -101,7 +104,8 @@ public:
     bool failed() const noexcept { return m_error != nullptr; }
     std::exception_ptr error() const noexcept { return m_error; }
     void take() {
-        if (m_error) std::rethrow_exception(m_error);
+        if (m_error)
+            std::rethrow_exception(m_error);
     }
 
 private:

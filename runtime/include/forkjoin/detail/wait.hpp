@@ -3,9 +3,9 @@
 // parks the OS thread while work exists. Off the pool it blocks on a waiter record (no spinning).
 #pragma once
 
-#include <chrono>
-
 #include "completion.hpp"
+
+#include <chrono>
 
 namespace fj::detail {
 
@@ -14,7 +14,8 @@ void wait_slow(completion& c);
 bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadline);
 
 inline void wait(completion& c) {
-    if (!c.is_done()) wait_slow(c);
+    if (!c.is_done())
+        wait_slow(c);
 }
 
 inline bool wait_until(completion& c, std::chrono::steady_clock::time_point deadline) {

@@ -2,22 +2,24 @@
 // counters doubled fork/join times in the fibers study).
 #pragma once
 
-#include <atomic>
-#include <cstddef>
-#include <cstdint>
-#include <new>
-
 #include "block_cache.hpp"
 #include "chase_lev_deque.hpp"
 #include "current.hpp"
 #include "task.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <new>
 
 namespace fj::detail {
 
 // A counter written only by its worker and read by anyone: relaxed load + store, not an RMW.
 class counter {
 public:
-    void bump() noexcept { m_value.store(m_value.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+    void bump() noexcept {
+        m_value.store(m_value.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
     std::uint64_t get() const noexcept { return m_value.load(std::memory_order_relaxed); }
 
 private:
@@ -35,8 +37,9 @@ struct alignas(128) worker {
 
     fj::scheduler* const m_owner;
     const std::size_t m_index;
-    std::uint64_t m_rng = 0;   // xorshift state for victim selection
-    std::uint32_t m_tick = 0;  // tasks taken; every k_injection_period-th look starts at the injection queue
+    std::uint64_t m_rng = 0; // xorshift state for victim selection
+    std::uint32_t m_tick =
+        0; // tasks taken; every k_injection_period-th look starts at the injection queue
     chase_lev_deque<task*> m_deque;
     block_cache m_cache;
     worker_counters m_stats;
@@ -55,22 +58,26 @@ struct alignas(128) worker {
 template <class T>
 void* allocate_task_memory() {
     constexpr std::size_t c = block_cache::class_of(sizeof(T));
-    if constexpr (c < block_cache::k_class_count && alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
-        if (worker* w = current_worker()) return w->m_cache.allocate(c);
+    if constexpr (c < block_cache::k_class_count &&
+                  alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
+        if (worker* w = current_worker())
+            return w->m_cache.allocate(c);
         return ::operator new(block_cache::class_size(c));
     } else {
-        return ::operator new(sizeof(T), std::align_val_t{alignof(T)});
+        return ::operator new (sizeof(T), std::align_val_t{alignof(T)});
     }
 }
 
 template <class T>
 void free_task_memory(void* p) noexcept {
     constexpr std::size_t c = block_cache::class_of(sizeof(T));
-    if constexpr (c < block_cache::k_class_count && alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
-        if (worker* w = current_worker()) return w->m_cache.deallocate(p, c);
+    if constexpr (c < block_cache::k_class_count &&
+                  alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
+        if (worker* w = current_worker())
+            return w->m_cache.deallocate(p, c);
         ::operator delete(p);
     } else {
-        ::operator delete(p, std::align_val_t{alignof(T)});
+        ::operator delete (p, std::align_val_t{alignof(T)});
     }
 }
 
