@@ -1,4 +1,5 @@
 // membarrier(2) for the sleep protocol's asymmetric barrier (see asymmetric_barrier.hpp).
+#include <cstdlib>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -9,6 +10,10 @@ namespace fj::detail {
 namespace {
 
 bool register_membarrier() noexcept {
+    // FJ_SYMMETRIC_BARRIER=1 forces the seq_cst formulation (to compare the two, or to rule the
+    // asymmetric barrier out while debugging).
+    if (const char* env = std::getenv("FJ_SYMMETRIC_BARRIER"); env != nullptr && env[0] == '1')
+        return false;
 #if defined(__SANITIZE_THREAD__)
     return false; // TSan checks the C++ model; use the seq_cst formulation it can follow
 #elif defined(__has_feature)

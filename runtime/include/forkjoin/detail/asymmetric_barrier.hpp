@@ -13,7 +13,8 @@
 //
 // This lies outside the C++ memory model, which ThreadSanitizer checks, so TSan builds (and
 // kernels without MEMBARRIER_CMD_PRIVATE_EXPEDITED) use the symmetric seq_cst formulation instead:
-// chase_lev_deque::push_seq_cst() + the seq_cst prewait. The choice is made once per process.
+// chase_lev_deque::push_seq_cst() + the seq_cst prewait. The choice is made once per process;
+// FJ_SYMMETRIC_BARRIER=1 in the environment forces the symmetric formulation.
 #pragma once
 
 #include <atomic>
