@@ -40,7 +40,7 @@ struct blocking_waiter : waiter {
 
 void wait_slow(completion& c) {
     if (worker* w = current_worker()) {
-        w->m_owner->help_on_worker(*w, [&] { return c.is_done(); });
+        w->m_owner->help_on_worker([&] { return c.is_done(); });
         return;
     }
     blocking_waiter record;
@@ -53,7 +53,7 @@ bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadli
     if (worker* w = current_worker()) {
         unsigned polls = 0;
         // A task run while helping may overrun the deadline: help-while-waiting cannot preempt.
-        w->m_owner->help_on_worker(*w, [&] {
+        w->m_owner->help_on_worker([&] {
             return c.is_done() ||
                    (++polls % 32 == 0 && std::chrono::steady_clock::now() >= deadline);
         });

@@ -177,13 +177,12 @@ void scheduler::worker_main(std::size_t index) {
 
 void scheduler::help_until(detail::function_ref<bool()> done) {
     if (detail::worker* w = detail::current_worker())
-        w->m_owner->help_on_worker(*w, done); // a worker helps its own pool, whichever it waits on
+        w->m_owner->help_on_worker(done); // a worker helps its own pool, whichever it waits on
     else
         help_outside(done);
 }
 
-void scheduler::help_on_worker(detail::worker& first, detail::function_ref<bool()> done) {
-    (void)first;
+void scheduler::help_on_worker(detail::function_ref<bool()> done) {
     for (unsigned idle_rounds = 0;;) {
         if (done())
             return;

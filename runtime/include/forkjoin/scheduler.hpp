@@ -89,7 +89,8 @@ private:
         return (w != nullptr && w->m_owner == this) ? w : nullptr;
     }
 
-    // Pushes t to the calling worker's deque and wakes a sleeper if one sleeps. The store that
+    // Pushes t to the calling worker's deque and wakes a sleeper if one sleeps. Throws only if
+    // the deque cannot grow, and then before t is published. The store that
     // publishes t and the load of the sleeper count form the pusher's half of the sleep
     // protocol's Dekker pair (docs/design.md#sleep): with the asymmetric barrier the sleeper
     // pays for the StoreLoad fence, else the push is a seq_cst store.
@@ -113,7 +114,8 @@ private:
     // Out of line (runtime/src): the cold and slow paths.
     void inject(detail::task* t);
     void help_until(detail::function_ref<bool()> done);
-    void help_on_worker(detail::worker& w, detail::function_ref<bool()> done);
+    // On one of this pool's workers: run its tasks until done() holds.
+    void help_on_worker(detail::function_ref<bool()> done);
     void help_outside(detail::function_ref<bool()> done);
     bool pop_until(detail::task* first_popped, detail::task* target);
     bool run_one_outside();

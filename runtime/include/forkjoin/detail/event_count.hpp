@@ -62,11 +62,13 @@ public:
         return (m_state.load(std::memory_order_seq_cst) & k_waiter_mask) != 0;
     }
 
-    void notify_one() { notify(false); }
-    void notify_all() { notify(true); }
+    // noexcept: callers notify after publishing work, when failing is no longer an option (a
+    // mutex that cannot be locked here means a broken process: terminate).
+    void notify_one() noexcept { notify(false); }
+    void notify_all() noexcept { notify(true); }
 
 private:
-    void notify(bool all) {
+    void notify(bool all) noexcept {
         if (!has_waiters())
             return; // the fast path: one load, no syscall
         // acq_rel: the bump is what a waiter's acquire load of the epoch observes.
