@@ -157,14 +157,7 @@ TEST_P(exceptions_test, DroppedFutureExceptionIsDiscarded) {
 TEST_P(exceptions_test, ExceptionFromTaskRunByOutsideHelper) {
     fj::scheduler sched(workers());
     std::atomic<bool> release{false};
-    std::atomic<std::size_t> busy{0};
-    std::vector<fj::future<void>> blockers;
-    for (std::size_t i = 0; i < workers(); ++i)
-        blockers.push_back(sched.submit([&] {
-            busy.fetch_add(1);
-            fj_test::spin_until([&] { return release.load(); });
-        }));
-    ASSERT_TRUE(fj_test::spin_until([&] { return busy.load() == workers(); }));
+    std::vector<fj::future<void>> blockers = fj_test::occupy_workers(sched, release);
     auto f = sched.submit([]() -> int { throw std::domain_error("helped"); });
     EXPECT_TRUE(sched.try_run_one()); // must not throw here
     release.store(true);

@@ -15,20 +15,8 @@ namespace {
 
 using fj_test::fib_serial;
 
-long fib_fork(int n) {
-    if (n < 2)
-        return n;
-    fj::future<long> left = fj::fork([n] { return fib_fork(n - 1); });
-    const long right = fib_fork(n - 2);
-    return left.get() + right;
-}
-
-long fib_join(int n) {
-    if (n < 2)
-        return n;
-    auto [a, b] = fj::join([n] { return fib_join(n - 1); }, [n] { return fib_join(n - 2); });
-    return a + b;
-}
+using fj_test::fib_fork;
+using fj_test::fib_join;
 
 // A join chain: each level joins the next level with a trivial branch, so depth == levels.
 long join_chain(int depth) {
@@ -144,18 +132,7 @@ TEST_P(fork_join_test, NestedRescheduleUntil) {
     EXPECT_EQ(returned.load(), depth);
 }
 
-// Occupies every worker of `sched` until `release` is set; returns once they are all busy.
-std::vector<fj::future<void>> occupy_workers(fj::scheduler& sched, std::atomic<bool>& release) {
-    std::atomic<std::size_t> busy{0};
-    std::vector<fj::future<void>> blockers;
-    for (std::size_t i = 0; i < sched.worker_count(); ++i)
-        blockers.push_back(sched.submit([&] {
-            busy.fetch_add(1);
-            fj_test::spin_until([&] { return release.load(); });
-        }));
-    EXPECT_TRUE(fj_test::spin_until([&] { return busy.load() == sched.worker_count(); }));
-    return blockers;
-}
+using fj_test::occupy_workers;
 
 // reschedule_until from the main thread helps: with every worker busy, the main thread itself runs
 // the queued tasks (with their scheduler as the current one) until the predicate holds.

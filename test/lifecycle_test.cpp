@@ -121,14 +121,7 @@ TEST_P(lifecycle_test, ShutdownFromOwnTaskThrowsLogicError) {
     EXPECT_FALSE(sched.is_closed());
 
     std::atomic<bool> release{false};
-    std::atomic<std::size_t> busy{0};
-    std::vector<fj::future<void>> blockers;
-    for (std::size_t i = 0; i < workers(); ++i)
-        blockers.push_back(sched.submit([&] {
-            busy.fetch_add(1);
-            fj_test::spin_until([&] { return release.load(); });
-        }));
-    ASSERT_TRUE(fj_test::spin_until([&] { return busy.load() == workers(); }));
+    std::vector<fj::future<void>> blockers = fj_test::occupy_workers(sched, release);
     auto helped = sched.submit(attempt);
     EXPECT_TRUE(sched.try_run_one()); // the main thread runs it
     release.store(true);

@@ -14,12 +14,7 @@
 
 namespace {
 
-long fib_join(int n) {
-    if (n < 2)
-        return n;
-    auto [a, b] = fj::join([n] { return fib_join(n - 1); }, [n] { return fib_join(n - 2); });
-    return a + b;
-}
+using fj_test::fib_join;
 
 class options_test : public fj_test::workers_test {
 protected:

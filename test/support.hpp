@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -209,6 +210,37 @@ private:
 // Serial reference for the fork/join tests.
 constexpr long fib_serial(int n) {
     return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2);
+}
+
+// fib in the two fork/join styles, on the current scheduler.
+inline long fib_fork(int n) {
+    if (n < 2)
+        return n;
+    fj::future<long> left = fj::fork([n] { return fib_fork(n - 1); });
+    const long right = fib_fork(n - 2);
+    return left.get() + right;
+}
+
+inline long fib_join(int n) {
+    if (n < 2)
+        return n;
+    auto [a, b] = fj::join([n] { return fib_join(n - 1); }, [n] { return fib_join(n - 2); });
+    return a + b;
+}
+
+// Occupies every worker of `sched` until `release` is set; returns once they are all busy, so a
+// test decides what runs where (e.g. that the calling thread must run a task itself).
+inline std::vector<fj::future<void>> occupy_workers(fj::scheduler& sched,
+                                                    std::atomic<bool>& release) {
+    std::atomic<std::size_t> busy{0};
+    std::vector<fj::future<void>> blockers;
+    for (std::size_t i = 0; i < sched.worker_count(); ++i)
+        blockers.push_back(sched.submit([&] {
+            busy.fetch_add(1);
+            spin_until([&] { return release.load(); });
+        }));
+    EXPECT_TRUE(spin_until([&] { return busy.load() == sched.worker_count(); }));
+    return blockers;
 }
 
 } // namespace fj_test

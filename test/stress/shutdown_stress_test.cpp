@@ -62,15 +62,9 @@ TEST_P(shutdown_stress_test, SubmitsRacingShutdownLoseNothing) {
     }
 }
 
-// Fork trees submitted just before shutdown() complete with correct results.
-long fib_fork(int n) {
-    if (n < 2)
-        return n;
-    auto left = fj::fork([n] { return fib_fork(n - 1); });
-    const long right = fib_fork(n - 2);
-    return left.get() + right;
-}
+using fj_test::fib_fork;
 
+// Fork trees submitted just before shutdown() complete with correct results.
 TEST_P(shutdown_stress_test, ForkTreesFinishDuringShutdown) {
     const std::size_t rounds = fj_test::scaled(100);
     for (std::size_t round = 0; round < rounds; ++round) {

@@ -87,20 +87,9 @@ INSTANTIATE_TEST_SUITE_P(Thieves, deque_steal_stress_test, fj_test::worker_count
                              return "thieves_" + std::to_string(info.param);
                          });
 
-long fib_fork(int n) {
-    if (n < 2)
-        return n;
-    auto left = fj::fork([n] { return fib_fork(n - 1); });
-    const long right = fib_fork(n - 2);
-    return left.get() + right;
-}
+using fj_test::fib_fork;
 
-long fib_join(int n) {
-    if (n < 2)
-        return n;
-    auto [a, b] = fj::join([n] { return fib_join(n - 1); }, [n] { return fib_join(n - 2); });
-    return a + b;
-}
+using fj_test::fib_join;
 
 class scheduler_steal_stress_test : public fj_test::workers_test {
 protected:
