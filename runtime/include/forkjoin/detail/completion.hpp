@@ -29,9 +29,12 @@ public:
     // Producer, once, after storing the result. Returns true if the consumer had detached, in which
     // case the caller frees the state (nobody else will).
     [[nodiscard]] bool finish() noexcept {
+        // An exchange, not fetch_or: x86 has no fetch_or that returns the old value, so fetch_or
+        // compiles to a CAS loop. Overwriting the waiter bits is fine: after k_done nobody reads
+        // them (register/deregister/detach all look at k_done first).
         // acq_rel: release publishes the result to the consumer's acquire in is_done(); acquire
         // orders a detached consumer's last accesses before the caller frees the state.
-        const std::uintptr_t old = m_word.fetch_or(k_done, std::memory_order_acq_rel);
+        const std::uintptr_t old = m_word.exchange(k_done, std::memory_order_acq_rel);
         if (waiter* w = waiter_of(old))
             w->m_wake(w);
         return (old & k_detached) != 0;
@@ -45,7 +48,9 @@ public:
 
     // Consumer. Registers `w` to be woken by finish(). False if already done (w will not be woken).
     bool try_register(waiter* w) noexcept {
-        std::uintptr_t old = m_word.load(std::memory_order_relaxed);
+        // acquire: if this already sees k_done, the caller reads the result next (pairs with the
+        // release half of finish()). Found by ThreadSanitizer: relaxed here was a data race.
+        std::uintptr_t old = m_word.load(std::memory_order_acquire);
         do {
             if (old & k_done)
                 return false;
