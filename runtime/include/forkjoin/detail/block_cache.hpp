@@ -1,7 +1,14 @@
-// A per-worker cache of fixed-size memory blocks for fork tasks and their future states, so a fork
-// does not pay malloc/free. Blocks come from ::operator new and may be freed on any thread: a block
-// freed by another worker joins that worker's cache; one freed off the pool, or beyond a cache's
-// cap, goes back to ::operator delete. The cap bounds what a producer/consumer imbalance can hoard.
+// Memory for fork tasks and their future states, so that neither a fork nor a submit pays for
+// malloc/free.
+//
+// Each worker has a block_cache, and so does every other thread that submits or frees tasks
+// (outside_cache(), created on first use). A cache keeps a free list per size class (64, 128, 256
+// and 512 bytes). Blocks move between threads in batches through one process-wide central pool:
+// a cache that grows past k_max_cached_per_class spills k_batch blocks to it, and an empty cache
+// refills from it, so a block allocated by one thread and freed by another (a task submitted from
+// main and finished on a worker) comes back without touching malloc, at the cost of one mutex
+// acquisition per k_batch blocks. The central pool is capped (k_max_batches per class); beyond
+// that, blocks go back to ::operator delete, so a burst does not pin memory for ever.
 #pragma once
 
 #include <array>
@@ -11,22 +18,20 @@
 
 namespace fj::detail {
 
+struct free_block {
+    free_block* next;
+};
+
 class block_cache {
 public:
     static constexpr std::size_t k_class_count = 4; // 64, 128, 256, 512 bytes
-    static constexpr std::size_t k_max_cached_per_class = 1024;
+    static constexpr std::uint32_t k_batch = 256;   // blocks moved per central-pool transfer
+    static constexpr std::uint32_t k_max_cached_per_class = 4 * k_batch;
 
-    block_cache() = default;
+    block_cache() noexcept = default;
     block_cache(const block_cache&) = delete;
     block_cache& operator=(const block_cache&) = delete;
-    ~block_cache() {
-        for (std::size_t c = 0; c < k_class_count; ++c) {
-            while (free_block* b = m_free[c]) {
-                m_free[c] = b->next;
-                ::operator delete(b);
-            }
-        }
-    }
+    ~block_cache() { flush(); }
 
     // Returns the size class for `size` bytes, or k_class_count if it is too big to cache.
     static constexpr std::size_t class_of(std::size_t size) noexcept {
@@ -38,29 +43,32 @@ public:
     static constexpr std::size_t class_size(std::size_t c) noexcept { return std::size_t{64} << c; }
 
     void* allocate(std::size_t c) {
-        if (free_block* b = m_free[c]) {
-            m_free[c] = b->next;
-            --m_count[c];
-            return b;
-        }
-        return ::operator new(class_size(c));
+        if (m_free[c] == nullptr && !refill(c))
+            return ::operator new(class_size(c));
+        free_block* b = m_free[c];
+        m_free[c] = b->next;
+        --m_count[c];
+        return b;
     }
 
     void deallocate(void* p, std::size_t c) noexcept {
-        if (m_count[c] >= k_max_cached_per_class) {
-            ::operator delete(p);
-            return;
-        }
-        m_free[c] = new (p) free_block{m_free[c]};
-        ++m_count[c];
+        m_free[c] = ::new (p) free_block{m_free[c]};
+        if (++m_count[c] > k_max_cached_per_class)
+            spill(c);
     }
 
 private:
-    struct free_block {
-        free_block* next;
-    };
+    bool refill(std::size_t c) noexcept; // takes a batch from the central pool
+    void spill(std::size_t c) noexcept;  // gives k_batch blocks to the central pool
+    void flush() noexcept;               // gives everything back (at thread/worker exit)
+
     std::array<free_block*, k_class_count> m_free{};
     std::array<std::uint32_t, k_class_count> m_count{};
 };
+
+// The calling thread's cache when it is not a worker: created on first use, destroyed (and
+// flushed) at thread exit. Null once it has been destroyed (a future freed during static
+// destruction, after the main thread's thread_locals), and the caller then uses the heap.
+block_cache* outside_cache() noexcept;
 
 } // namespace fj::detail

@@ -53,8 +53,8 @@ struct alignas(128) worker {
     }
 };
 
-// Memory for tasks: the calling worker's cache when there is one (blocks are interchangeable
-// between workers and threads), else the global heap.
+// Memory for tasks: the calling worker's cache, else the calling thread's outside cache (blocks
+// are interchangeable between threads: see block_cache.hpp), else the heap.
 template <class T>
 void* allocate_task_memory() {
     constexpr std::size_t c = block_cache::class_of(sizeof(T));
@@ -62,6 +62,8 @@ void* allocate_task_memory() {
                   alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
         if (worker* w = current_worker())
             return w->m_cache.allocate(c);
+        if (block_cache* cache = outside_cache())
+            return cache->allocate(c);
         return ::operator new(block_cache::class_size(c));
     } else {
         return ::operator new (sizeof(T), std::align_val_t{alignof(T)});
@@ -75,6 +77,8 @@ void free_task_memory(void* p) noexcept {
                   alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
         if (worker* w = current_worker())
             return w->m_cache.deallocate(p, c);
+        if (block_cache* cache = outside_cache())
+            return cache->deallocate(p, c);
         ::operator delete(p);
     } else {
         ::operator delete (p, std::align_val_t{alignof(T)});
