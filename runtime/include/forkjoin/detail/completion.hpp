@@ -40,10 +40,12 @@ public:
         return (old & k_detached) != 0;
     }
 
-    // Consumer, once, instead of waiting. Returns true if the producer already finished, in which
-    // case the caller frees the state. acq_rel: pairs with finish() (see there).
+    // Consumer, once, instead of waiting (with no waiter registered: a timed-out waiter has
+    // deregistered). Returns true if the producer already finished, in which case the caller
+    // frees the state. An exchange for the same reason as in finish(): the word is either 0 or
+    // k_done here, so nothing else needs preserving. acq_rel: pairs with finish() (see there).
     [[nodiscard]] bool detach() noexcept {
-        return (m_word.fetch_or(k_detached, std::memory_order_acq_rel) & k_done) != 0;
+        return (m_word.exchange(k_detached, std::memory_order_acq_rel) & k_done) != 0;
     }
 
     // Consumer. Registers `w` to be woken by finish(). False if already done (w will not be woken).
