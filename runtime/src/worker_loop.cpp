@@ -230,6 +230,7 @@ bool scheduler::run_one_outside() {
     // termination invariant above). seq_cst: same single order as the workers' decrements.
     m_active.fetch_add(1, std::memory_order_seq_cst);
     detail::task* t = m_injected.try_pop();
+    // relaxed: the counter only spreads outside helpers over victims; any value is correct.
     if (t == nullptr && m_worker_count > 0)
         t = steal_from_others(
             nullptr, m_outside_rng.fetch_add(0x9e3779b97f4a7c15ull, std::memory_order_relaxed));

@@ -71,10 +71,7 @@ public:
     bool is_closed() const noexcept { return m_injected.is_closed(); }
 
     // True if the calling thread is one of this scheduler's workers.
-    bool on_worker_thread() const noexcept {
-        detail::worker* w = detail::current_worker();
-        return w != nullptr && w->m_owner == this;
-    }
+    bool on_worker_thread() const noexcept { return own_worker() != nullptr; }
 
     scheduler_stats stats() const;
 
