@@ -2,8 +2,13 @@
 #pragma once
 
 #include <forkjoin/async.hpp>
+#include <forkjoin/blocked_range.hpp>
 #include <forkjoin/errors.hpp>
 #include <forkjoin/future.hpp>
+#include <forkjoin/grain.hpp>
 #include <forkjoin/options.hpp>
+#include <forkjoin/parallel_for.hpp>
+#include <forkjoin/parallel_invoke.hpp>
+#include <forkjoin/parallel_reduce.hpp>
 #include <forkjoin/scheduler.hpp>
 #include <forkjoin/stats.hpp>

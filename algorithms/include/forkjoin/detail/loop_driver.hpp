@@ -1,0 +1,123 @@
+// How the loop algorithms cut a range of offsets [0, n) into chunks and spread them over the
+// workers, always by recursive fork/join (fj::join), never by pre-chopping into P pieces, so that
+// uneven bodies balance by stealing.
+//
+// - Fixed grain (fj::grain, a blocked_range's grain, and every parallel_reduce): halve while a
+//   piece is larger than the grain. The tree depends on n and the grain only.
+// - Adaptive (parallel_for's default): lazy binary splitting (Tzannes, Caragea, Barua and
+//   Vishkin, PPoPP 2010). A worker runs its piece a chunk at a time and, between chunks, looks at
+//   its own deque: empty means thieves took everything this worker had exposed (or nobody exposed
+//   anything yet), so it splits off the second half of what is left for them; not empty means the
+//   pool is busy, so it goes on serially. With no thief around this costs about log2(n) splits;
+//   with thieves, every worker keeps a piece exposed. Chunks adapt to take 8-64 µs each, so the
+//   checks and clock reads stay far below 1% of the time for any body cost, and the worst end of
+//   loop imbalance is one chunk.
+#pragma once
+
+#include "loop_failure.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <utility>
+
+#include <forkjoin/detail/current.hpp>
+#include <forkjoin/detail/worker.hpp>
+#include <forkjoin/scheduler.hpp>
+
+namespace fj::detail {
+
+// True when the calling worker's deque holds nothing: whatever it exposed has been stolen, so a
+// split now feeds an idle worker.
+inline bool own_deque_empty() noexcept {
+    const worker* w = current_worker();
+    return w == nullptr || w->m_deque.empty_hint();
+}
+
+// Leaf: callable as leaf(lo, hi, failure) for offsets [lo, hi); it catches its own exceptions and
+// records them in `failure` (so chunks never throw through the joins).
+template <class Leaf>
+class loop_driver {
+public:
+    loop_driver(fj::scheduler& sched, Leaf& leaf, loop_failure& failure) noexcept
+        : m_sched(sched), m_leaf(leaf), m_failure(failure) {}
+
+    void run_fixed(std::size_t lo, std::size_t hi, std::size_t grain) {
+        if (lo >= m_failure.limit())
+            return;
+        if (hi - lo <= grain) {
+            run_leaf(lo, hi);
+            return;
+        }
+        const std::size_t mid = lo + (hi - lo) / 2;
+        m_sched.join([&] { run_fixed(lo, mid, grain); }, [&] { run_fixed(mid, hi, grain); });
+    }
+
+    void run_adaptive(std::size_t lo, std::size_t hi, std::size_t chunk) {
+        auto chunk_start = clock::now();
+        while (hi - lo > 1 && lo < m_failure.limit()) {
+            if (own_deque_empty()) {
+                const std::size_t mid = lo + (hi - lo) / 2;
+                m_sched.join([&] { run_adaptive(lo, mid, chunk); },
+                             [&] { run_adaptive(mid, hi, chunk); });
+                return;
+            }
+            const std::size_t end = lo + std::min(chunk, hi - lo);
+            run_leaf(lo, end);
+            lo = end;
+            const auto now = clock::now();
+            chunk = next_chunk(chunk, now - chunk_start);
+            chunk_start = now;
+        }
+        run_leaf(lo, hi);
+    }
+
+    // The first chunk size for an adaptive run: one iteration, then doubling while chunks are fast.
+    static constexpr std::size_t k_first_chunk = 1;
+
+private:
+    using clock = std::chrono::steady_clock;
+
+    static std::size_t next_chunk(std::size_t chunk, clock::duration took) noexcept {
+        using namespace std::chrono_literals;
+        if (took < 8us && chunk < (std::size_t{1} << 40))
+            return chunk * 2;
+        if (took > 64us && chunk > 1)
+            return chunk / 2;
+        return chunk;
+    }
+
+    void run_leaf(std::size_t lo, std::size_t hi) {
+        hi = std::min(hi, m_failure.limit());
+        if (lo < hi)
+            m_leaf(lo, hi, m_failure);
+    }
+
+    fj::scheduler& m_sched;
+    Leaf& m_leaf;
+    loop_failure& m_failure;
+};
+
+// Runs leaf over [0, n) on sched: adaptively when grain == 0, else with that fixed grain. Returns
+// once every started chunk has finished (bodies may reference the caller's stack), then rethrows
+// the lowest-offset failure.
+template <class Leaf>
+void run_loop(fj::scheduler& sched, std::size_t n, std::size_t grain, Leaf& leaf) {
+    if (n == 0)
+        return;
+    loop_failure failure;
+    loop_driver<Leaf> driver(sched, leaf, failure);
+    auto run = [&] {
+        if (grain == 0)
+            driver.run_adaptive(0, n, loop_driver<Leaf>::k_first_chunk);
+        else
+            driver.run_fixed(0, n, grain);
+    };
+    if (sched.on_worker_thread())
+        run();
+    else
+        sched.submit(run).get(); // off the pool: the whole loop is one task there
+    failure.rethrow_if_failed();
+}
+
+} // namespace fj::detail

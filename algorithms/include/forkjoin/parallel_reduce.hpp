@@ -1,0 +1,214 @@
+// fj::parallel_reduce: a deterministic parallel reduction, in the STL's style (identity, map,
+// reduce).
+//
+//   double s = fj::parallel_reduce(0, n, 0.0, [](std::size_t k) { return term(k); },
+//                                  std::plus<>{});
+//   auto m = fj::parallel_reduce(v.begin(), v.end(), 0, [](int x) { return x; }, max_fn);
+//   double t = fj::parallel_reduce(fj::blocked_range<std::size_t>{0, n}, 0.0,
+//                                  [](fj::blocked_range<std::size_t> r, double acc) {
+//                                      for (auto k = r.begin(); k != r.end(); ++k) acc += f(k);
+//                                      return acc;
+//                                  }, std::plus<>{});
+//
+// The result type is the identity's (decayed) type: pass 0.0, not 0, to sum doubles.
+// Deterministic: the same bits for any worker count and steal pattern, and the serial order's
+// result for an associative, non-commutative reduce whose identity is a true identity
+// (detail/reduce_tree.hpp). The default grain depends on the range's size only; fj::grain or a
+// blocked_range's grain overrides it. Each form also takes a fj::scheduler& first.
+// Exceptions: as parallel_for (the lowest-index failure wins, later chunks are cancelled).
+#pragma once
+
+#include "blocked_range.hpp"
+#include "detail/index_space.hpp"
+#include "detail/reduce_tree.hpp"
+#include "grain.hpp"
+
+#include <concepts>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <iterator>
+#include <type_traits>
+#include <utility>
+
+#include <forkjoin/async.hpp>
+#include <forkjoin/detail/callable_check.hpp>
+
+namespace fj {
+
+namespace detail {
+
+template <class T, class Reduce, class Value>
+concept reduces_with = std::convertible_to<std::invoke_result_t<Reduce&, T, Value>, T> &&
+    std::convertible_to<std::invoke_result_t<Reduce&, T, T>, T>;
+
+template <std::integral Index, class T, class Map, class Reduce>
+T parallel_reduce_indices(scheduler& sched, const index_space<Index>& space, std::size_t grain,
+                          const T& identity, Map& map, Reduce& reduce) {
+    check_callable(map);
+    check_callable(reduce);
+    auto leaf = [&](std::size_t lo, std::size_t hi, loop_failure& failure) -> T {
+        T acc = identity;
+        std::size_t k = lo;
+        try {
+            for (; k < hi; ++k)
+                acc = std::invoke(reduce, std::move(acc), std::invoke(map, space.at(k)));
+        } catch (...) {
+            failure.record(k, std::current_exception());
+        }
+        return acc;
+    };
+    return run_reduce(sched, space.count, grain, identity, leaf, reduce);
+}
+
+template <std::integral Index, class T, class Chunk, class Reduce>
+T parallel_reduce_blocks(scheduler& sched, const blocked_range<Index>& range, const T& identity,
+                         Chunk& chunk, Reduce& reduce) {
+    check_callable(chunk);
+    check_callable(reduce);
+    using U = std::make_unsigned_t<Index>;
+    auto leaf = [&](std::size_t lo, std::size_t hi, loop_failure& failure) -> T {
+        const auto at = [&](std::size_t k) {
+            return static_cast<Index>(static_cast<U>(range.begin()) + static_cast<U>(k));
+        };
+        try {
+            return std::invoke(chunk, blocked_range<Index>(at(lo), at(hi)), T(identity));
+        } catch (...) {
+            failure.record(lo, std::current_exception());
+            return identity;
+        }
+    };
+    return run_reduce(sched, range.size(), range.grain(), identity, leaf, reduce);
+}
+
+template <std::random_access_iterator It, class T, class Map, class Reduce>
+T parallel_reduce_iterators(scheduler& sched, It first, It last, std::size_t grain,
+                            const T& identity, Map& map, Reduce& reduce) {
+    const std::size_t n = iterator_distance("fj::parallel_reduce", first, last);
+    check_callable(map);
+    check_callable(reduce);
+    auto leaf = [&](std::size_t lo, std::size_t hi, loop_failure& failure) -> T {
+        T acc = identity;
+        std::size_t k = lo;
+        try {
+            It it = first + static_cast<std::iter_difference_t<It>>(lo);
+            for (; k < hi; ++k, ++it)
+                acc = std::invoke(reduce, std::move(acc), std::invoke(map, *it));
+        } catch (...) {
+            failure.record(k, std::current_exception());
+        }
+        return acc;
+    };
+    return run_reduce(sched, n, grain, identity, leaf, reduce);
+}
+
+} // namespace detail
+
+// --- over indices --------------------------------------------------------------------------------
+
+template <std::integral A, std::integral B, class T, class Map, class Reduce,
+          class Index = detail::loop_index_t<A, B>>
+requires std::invocable<Map&, Index> &&
+    detail::reduces_with<std::decay_t<T>, Reduce, std::invoke_result_t<Map&, Index>>
+        std::decay_t<T> parallel_reduce(scheduler& sched, A first, B last, T&& identity, Map&& map,
+                                        Reduce&& reduce, grain g) {
+    const std::decay_t<T> id(std::forward<T>(identity));
+    return detail::parallel_reduce_indices(
+        sched, detail::make_index_space<Index>("fj::parallel_reduce", first, last), g.value, id,
+        map, reduce);
+}
+
+template <std::integral A, std::integral B, class T, class Map, class Reduce,
+          class Index = detail::loop_index_t<A, B>>
+requires std::invocable<Map&, Index> &&
+    detail::reduces_with<std::decay_t<T>, Reduce, std::invoke_result_t<Map&, Index>>
+        std::decay_t<T> parallel_reduce(scheduler& sched, A first, B last, T&& identity, Map&& map,
+                                        Reduce&& reduce) {
+    const std::decay_t<T> id(std::forward<T>(identity));
+    return detail::parallel_reduce_indices(
+        sched, detail::make_index_space<Index>("fj::parallel_reduce", first, last), 0, id, map,
+        reduce);
+}
+
+template <std::integral A, std::integral B, class T, class Map, class Reduce,
+          class Index = detail::loop_index_t<A, B>>
+requires std::invocable<Map&, Index> &&
+    detail::reduces_with<std::decay_t<T>, Reduce, std::invoke_result_t<Map&, Index>>
+        std::decay_t<T> parallel_reduce(A first, B last, T&& identity, Map&& map, Reduce&& reduce) {
+    return parallel_reduce(current_scheduler(), first, last, std::forward<T>(identity), map,
+                           reduce);
+}
+
+template <std::integral A, std::integral B, class T, class Map, class Reduce,
+          class Index = detail::loop_index_t<A, B>>
+requires std::invocable<Map&, Index> &&
+    detail::reduces_with<std::decay_t<T>, Reduce, std::invoke_result_t<Map&, Index>>
+        std::decay_t<T> parallel_reduce(A first, B last, T&& identity, Map&& map, Reduce&& reduce,
+                                        grain g) {
+    return parallel_reduce(current_scheduler(), first, last, std::forward<T>(identity), map, reduce,
+                           g);
+}
+
+// --- over a blocked range: chunk(subrange, acc) folds a subrange into acc and returns it ---------
+
+template <std::integral Index, class T, class Chunk, class Reduce>
+requires std::invocable<Chunk&, blocked_range<Index>, std::decay_t<T>> &&
+    detail::reduces_with<std::decay_t<T>, Reduce, std::decay_t<T>>
+        std::decay_t<T> parallel_reduce(scheduler& sched, const blocked_range<Index>& range,
+                                        T&& identity, Chunk&& chunk, Reduce&& reduce) {
+    const std::decay_t<T> id(std::forward<T>(identity));
+    return detail::parallel_reduce_blocks(sched, range, id, chunk, reduce);
+}
+
+template <std::integral Index, class T, class Chunk, class Reduce>
+requires std::invocable<Chunk&, blocked_range<Index>, std::decay_t<T>> &&
+    detail::reduces_with<std::decay_t<T>, Reduce, std::decay_t<T>>
+        std::decay_t<T> parallel_reduce(const blocked_range<Index>& range, T&& identity,
+                                        Chunk&& chunk, Reduce&& reduce) {
+    return parallel_reduce(current_scheduler(), range, std::forward<T>(identity), chunk, reduce);
+}
+
+// --- over random-access iterators: map(element)
+// ---------------------------------------------------
+
+template <std::random_access_iterator It, class T, class Map, class Reduce>
+requires std::invocable<Map&, std::iter_reference_t<It>> &&
+    detail::reduces_with<std::decay_t<T>, Reduce,
+                         std::invoke_result_t<Map&, std::iter_reference_t<It>>>
+        std::decay_t<T> parallel_reduce(scheduler& sched, It first, It last, T&& identity,
+                                        Map&& map, Reduce&& reduce, grain g) {
+    const std::decay_t<T> id(std::forward<T>(identity));
+    return detail::parallel_reduce_iterators(sched, first, last, g.value, id, map, reduce);
+}
+
+template <std::random_access_iterator It, class T, class Map, class Reduce>
+requires std::invocable<Map&, std::iter_reference_t<It>> &&
+    detail::reduces_with<std::decay_t<T>, Reduce,
+                         std::invoke_result_t<Map&, std::iter_reference_t<It>>>
+        std::decay_t<T> parallel_reduce(scheduler& sched, It first, It last, T&& identity,
+                                        Map&& map, Reduce&& reduce) {
+    const std::decay_t<T> id(std::forward<T>(identity));
+    return detail::parallel_reduce_iterators(sched, first, last, 0, id, map, reduce);
+}
+
+template <std::random_access_iterator It, class T, class Map, class Reduce>
+requires std::invocable<Map&, std::iter_reference_t<It>> &&
+    detail::reduces_with<std::decay_t<T>, Reduce,
+                         std::invoke_result_t<Map&, std::iter_reference_t<It>>>
+        std::decay_t<T> parallel_reduce(It first, It last, T&& identity, Map&& map,
+                                        Reduce&& reduce) {
+    return parallel_reduce(current_scheduler(), first, last, std::forward<T>(identity), map,
+                           reduce);
+}
+
+template <std::random_access_iterator It, class T, class Map, class Reduce>
+requires std::invocable<Map&, std::iter_reference_t<It>> &&
+    detail::reduces_with<std::decay_t<T>, Reduce,
+                         std::invoke_result_t<Map&, std::iter_reference_t<It>>>
+        std::decay_t<T> parallel_reduce(It first, It last, T&& identity, Map&& map, Reduce&& reduce,
+                                        grain g) {
+    return parallel_reduce(current_scheduler(), first, last, std::forward<T>(identity), map, reduce,
+                           g);
+}
+
+} // namespace fj
