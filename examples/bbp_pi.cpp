@@ -1,0 +1,136 @@
+// pi two ways with the Bailey-Borwein-Plouffe formula (examples/bbp.hpp):
+//
+//   (a) the series, as a deterministic fj::parallel_reduce over its terms;
+//   (b) BBP digit extraction: the hexadecimal digits of pi at positions [from, from + digits),
+//       each computed on its own by fj::parallel_for. Later positions cost more, so the load is
+//       uneven and only balances by stealing. The digits are checked against a table computed by
+//       an independent method (examples/pi_hex_digits.hpp, 10,000 digits).
+//
+// Usage: bbp_pi [--terms N=10000000] [--digits D=1000] [--from P=0] [--workers W]
+// Prints each result, the parallel and serial times and the speed-up; exits 1 on a wrong answer.
+#include "bbp.hpp"
+#include "pi_hex_digits.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <forkjoin/forkjoin.hpp>
+
+namespace {
+
+template <class F>
+double seconds(F&& f) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+[[noreturn]] void usage(const std::string& why) {
+    std::fprintf(stderr,
+                 "bbp_pi: %s\nusage: bbp_pi [--terms N] [--digits D] [--from P] [--workers W]\n",
+                 why.c_str());
+    std::exit(2);
+}
+
+std::uint64_t parse_count(const char* text, std::uint64_t lo, std::uint64_t hi, const char* what) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(text, &end, 10);
+    if (end == text || *end != '\0' || text[0] == '-' || v < lo || v > hi)
+        usage(std::string(what) + " must be an integer in [" + std::to_string(lo) + ", " +
+              std::to_string(hi) + "], got '" + text + "'");
+    return v;
+}
+
+bool series(fj::scheduler& pool, std::uint64_t terms) {
+    double parallel = 0.0, serial = 0.0;
+    const double t_parallel = seconds([&] {
+        parallel = fj::parallel_reduce(pool, std::uint64_t{0}, terms, 0.0, bbp::series_term,
+                                       std::plus<>{});
+    });
+    const double t_serial = seconds([&] {
+        for (std::uint64_t k = 0; k < terms; ++k)
+            serial += bbp::series_term(k);
+    });
+    std::printf("series: pi = %.15f   (%llu terms; parallel_reduce %.3f s, serial %.3f s, "
+                "speed-up %.2fx)\n",
+                parallel, static_cast<unsigned long long>(terms), t_parallel, t_serial,
+                t_serial / t_parallel);
+    if (std::fabs(parallel - M_PI) > 4e-16 || std::fabs(serial - M_PI) > 4e-16) {
+        std::printf("WRONG: parallel %.17g, serial %.17g, pi %.17g\n", parallel, serial, M_PI);
+        return false;
+    }
+    return true;
+}
+
+bool digits(fj::scheduler& pool, std::uint64_t from, std::uint64_t count) {
+    std::string parallel(count, '?'), serial(count, '?');
+    const double t_parallel = seconds([&] {
+        fj::parallel_for(pool, std::uint64_t{0}, count, [&](std::uint64_t i) {
+            parallel[i] = bbp::hex_char(bbp::hex_digit_of_pi(from + i));
+        });
+    });
+    const double t_serial = seconds([&] {
+        for (std::uint64_t i = 0; i < count; ++i)
+            serial[i] = bbp::hex_char(bbp::hex_digit_of_pi(from + i));
+    });
+    const std::string shown = parallel.substr(0, 32) + (count > 32 ? "..." : "");
+    std::printf("hex digits [%llu, %llu): %s   (parallel_for %.3f s, serial %.3f s, speed-up "
+                "%.2fx)\n",
+                static_cast<unsigned long long>(from),
+                static_cast<unsigned long long>(from + count), shown.c_str(), t_parallel, t_serial,
+                t_serial / t_parallel);
+    if (parallel != serial) {
+        std::printf("WRONG: parallel and serial digits differ\n");
+        return false;
+    }
+    const auto& table = pi_table::k_hex_digits;
+    if (from >= table.size()) {
+        std::printf("hex digits not checked: the table holds positions below %zu\n", table.size());
+        return true;
+    }
+    const std::uint64_t checked = std::min<std::uint64_t>(count, table.size() - from);
+    for (std::uint64_t i = 0; i < checked; ++i)
+        if (parallel[i] != table[from + i]) {
+            std::printf("WRONG: digit at position %llu is %c, the table says %c\n",
+                        static_cast<unsigned long long>(from + i), parallel[i], table[from + i]);
+            return false;
+        }
+    std::printf("hex digits match the table (%llu checked)\n",
+                static_cast<unsigned long long>(checked));
+    return true;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::uint64_t terms = 10'000'000, count = 1000, from = 0, workers = 0;
+    for (int i = 1; i < argc; ++i) {
+        const bool has_value = i + 1 < argc;
+        if (std::strcmp(argv[i], "--terms") == 0 && has_value)
+            terms = parse_count(argv[++i], 1, 1ull << 40, "--terms");
+        else if (std::strcmp(argv[i], "--digits") == 0 && has_value)
+            count = parse_count(argv[++i], 1, 1'000'000, "--digits");
+        else if (std::strcmp(argv[i], "--from") == 0 && has_value)
+            from = parse_count(argv[++i], 0, 10'000'000, "--from");
+        else if (std::strcmp(argv[i], "--workers") == 0 && has_value)
+            workers = parse_count(argv[++i], 1, fj::scheduler_options::max_workers, "--workers");
+        else
+            usage(std::string("unknown or incomplete option '") + argv[i] + "'");
+    }
+
+    std::unique_ptr<fj::scheduler> own;
+    if (workers > 0)
+        own = std::make_unique<fj::scheduler>(static_cast<std::size_t>(workers));
+    fj::scheduler& pool = own ? *own : fj::default_scheduler();
+    std::printf("workers %zu\n", pool.worker_count());
+
+    const bool ok = series(pool, terms) && digits(pool, from, count);
+    return ok ? 0 : 1;
+}
