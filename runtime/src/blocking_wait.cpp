@@ -40,7 +40,7 @@ struct blocking_waiter : waiter {
 
 void wait_slow(completion& c) {
     if (worker* w = current_worker()) {
-        w->m_owner->help_on_worker([&] { return c.is_done(); });
+        w->m_owner->help_on_worker([&] { return c.is_ready(); });
         return;
     }
     blocking_waiter record;
@@ -54,10 +54,10 @@ bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadli
         unsigned polls = 0;
         // A task run while helping may overrun the deadline: help-while-waiting cannot preempt.
         w->m_owner->help_on_worker([&] {
-            return c.is_done() ||
+            return c.is_ready() ||
                    (++polls % 32 == 0 && std::chrono::steady_clock::now() >= deadline);
         });
-        return c.is_done();
+        return c.is_ready();
     }
     blocking_waiter record;
     if (!c.try_register(&record))

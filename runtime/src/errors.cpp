@@ -22,4 +22,21 @@ void throw_no_state() {
     throw std::future_error(std::future_errc::no_state);
 }
 
+namespace {
+constexpr const char* k_cancelled_message =
+    "fj::future: the task was cancelled (future::cancel()) before it started";
+}
+
+void throw_task_cancelled() {
+    throw task_cancelled(k_cancelled_message);
+}
+
+std::exception_ptr task_cancelled_error() noexcept {
+    try {
+        throw task_cancelled(k_cancelled_message);
+    } catch (...) {
+        return std::current_exception(); // task_cancelled, or bad_alloc if even that failed
+    }
+}
+
 } // namespace fj::detail

@@ -22,6 +22,7 @@
 
 #include <boost/thread/thread.hpp>
 
+#include <forkjoin/async.hpp>
 #include <forkjoin/scheduler.hpp>
 
 namespace fj {
@@ -143,6 +144,42 @@ void scheduler::inject(detail::task* t) {
         detail::throw_scheduler_closed();
     m_sleep.notify_one(); // after the seq_cst CAS that published t: docs/design.md#sleep
 }
+
+// --- Continuations (future::then) ----------------------------------------------------------------
+
+} // namespace fj
+
+namespace fj::detail {
+
+void schedule_continuation(task* t) noexcept {
+    scheduler* s = current_scheduler_or_null();
+    if (s ==
+        nullptr) { // unreachable: tasks finish inside a scheduler's context; run it, never lose it
+        t->run();
+        return;
+    }
+    if (worker* w = s->own_worker()) {
+        try {
+            s->push_local(*w, t); // hot in this cache, and the worker usually runs it next
+            return;
+        } catch (...) { // the deque could not grow: the injection queue needs no memory
+        }
+    }
+    s->inject(t); // from one of s's own tasks: accepted even while s drains (see inject())
+}
+
+void start_continuation(task* t) {
+    scheduler& s = current_scheduler();
+    if (worker* w = s.own_worker()) {
+        s.push_local(*w, t);
+        return;
+    }
+    s.inject(t); // throws fj::scheduler_closed after shutdown, before anything is queued
+}
+
+} // namespace fj::detail
+
+namespace fj {
 
 // --- Statistics ---------------------------------------------------------------------------------
 

@@ -12,3 +12,5 @@
 #include <forkjoin/parallel_reduce.hpp>
 #include <forkjoin/scheduler.hpp>
 #include <forkjoin/stats.hpp>
+#include <forkjoin/when_all.hpp>
+#include <forkjoin/when_any.hpp>

@@ -3,6 +3,7 @@
 // messages are uniform and the throwing code stays off the inline fast paths.
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -14,11 +15,20 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// Thrown by future::get() (and propagated through then() / when_all) when future::cancel() stopped
+// the task before it started.
+class task_cancelled : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 namespace detail {
 [[noreturn]] void throw_invalid_argument(const std::string& message);
 [[noreturn]] void throw_logic_error(const std::string& message);
 [[noreturn]] void throw_scheduler_closed();
 [[noreturn]] void throw_no_state();
+[[noreturn]] void throw_task_cancelled();
+std::exception_ptr task_cancelled_error() noexcept;
 } // namespace detail
 
 } // namespace fj

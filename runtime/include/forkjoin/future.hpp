@@ -4,7 +4,11 @@
 // - wait()/get() on a worker run other tasks meanwhile; off the pool they block.
 // - Dropping a future without get() neither blocks nor cancels: the task still runs, and an
 //   exception it throws is discarded.
-// - get()/wait()/is_ready() on an empty future throw std::future_error(no_state).
+// - cancel() stops a task that has not started: it then never runs, and get() throws
+//   fj::task_cancelled. A task that has started is never interrupted (cancel() returns false).
+// - then(f) returns the future of f(value), run once this future is ready, without blocking
+//   anyone; an exception (or cancellation) skips f and propagates. It consumes this future.
+// - get()/wait()/is_ready()/cancel()/then() on an empty future throw std::future_error(no_state).
 #pragma once
 
 #include "detail/future_state.hpp"
@@ -18,6 +22,19 @@
 namespace fj {
 
 class scheduler;
+
+namespace detail {
+struct future_access;
+// The type of then(f)'s result: f(T&&), f(T&), or f() for void.
+template <class T, class F>
+struct then_result {
+    using type = std::invoke_result_t<std::decay_t<F>&, T>;
+};
+template <class F>
+struct then_result<void, F> {
+    using type = std::invoke_result_t<std::decay_t<F>&>;
+};
+} // namespace detail
 
 template <class T>
 class future {
@@ -41,8 +58,17 @@ public:
 
     bool is_ready() const {
         check();
-        return m_state->m_completion.is_done();
+        return m_state->m_completion.is_ready();
     }
+
+    // True if the task had not started: it never will, and get() throws fj::task_cancelled.
+    bool cancel() {
+        check();
+        return m_state->m_completion.cancel();
+    }
+
+    template <class F>
+    future<typename detail::then_result<T, F>::type> then(F&& fn); // detail/then.hpp
 
     void wait() const {
         check();
@@ -74,6 +100,10 @@ public:
     T get() {
         check();
         detail::wait(m_state->m_completion);
+        if (m_state->m_completion.is_cancelled()) {
+            release(); // the task is still queued: when it is skipped, it frees the state
+            detail::throw_task_cancelled();
+        }
         // The task is done and touches the state no more: it is ours alone to read and free.
         struct free_on_exit {
             detail::future_state<T>* state;
@@ -84,6 +114,7 @@ public:
 
 private:
     friend class scheduler;
+    friend struct detail::future_access;
 
     explicit future(detail::future_state<T>* state) noexcept : m_state(state) {}
 
@@ -104,3 +135,5 @@ private:
 };
 
 } // namespace fj
+
+#include "detail/then.hpp"

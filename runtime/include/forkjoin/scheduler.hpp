@@ -78,6 +78,8 @@ public:
 private:
     friend void detail::wait_slow(detail::completion&);
     friend bool detail::wait_until_slow(detail::completion&, std::chrono::steady_clock::time_point);
+    friend void detail::schedule_continuation(detail::task*) noexcept;
+    friend void detail::start_continuation(detail::task*);
     struct thread_group;
 
     // The calling thread's worker if it belongs to this scheduler.

@@ -1,9 +1,16 @@
-// The completion word shared by a task and the one thread that waits for it.
+// The completion word shared by a task and the one consumer that waits for it (a future, a join,
+// a continuation, or a when_all / when_any).
 //
-// m_word holds two flags and, in the remaining bits, the address of at most one registered waiter:
-//   k_done      set once by the producer (the thread that ran the task), after the result is
-//   stored; k_detached  set once by the consumer when it gives up its interest (a future dropped
-//   unread); waiter*     a record on the waiting thread's stack, woken by the producer.
+// m_word holds four flags and, in the remaining bits, the address of at most one registered
+// waiter:
+//   k_done       set once by the producer (the thread that ran the task), after the result is
+//                stored;
+//   k_detached   set once by the consumer when it gives up its interest (a future dropped unread);
+//   k_started    set by the producer when it claims the task to run it (try_start);
+//   k_cancelled  set by the consumer's cancel() if the task had not started; the producer then
+//                skips it and stores fj::task_cancelled instead;
+//   waiter*      a record on the waiting side (a stack record, a continuation), woken by the
+//                producer.
 // Whoever sets the second of {k_done, k_detached} frees the shared state. After finish() the
 // producer touches neither the state nor the waiter record again, except to call wake() on the
 // record, and the waiter does not leave until that call has signalled it (completion is the last
@@ -17,7 +24,7 @@
 namespace fj::detail {
 
 // A registered waiter. wake() runs on the producer's thread and is the last access to the record.
-struct alignas(8) waiter {
+struct alignas(16) waiter { // 16: four flag bits below the address
     void (*m_wake)(waiter*) noexcept = nullptr;
 };
 
@@ -25,6 +32,39 @@ class completion {
 public:
     // acquire: pairs with the release half of finish(); after true, the result may be read.
     bool is_done() const noexcept { return (m_word.load(std::memory_order_acquire) & k_done) != 0; }
+
+    // Consumer: done, or cancelled before it started (no result will be read: nothing to order).
+    bool is_ready() const noexcept {
+        return (m_word.load(std::memory_order_acquire) & (k_done | k_cancelled)) != 0;
+    }
+
+    // Consumer, after is_ready(): true if cancel() won and the task has not finished since.
+    bool is_cancelled() const noexcept {
+        return (m_word.load(std::memory_order_acquire) & (k_done | k_cancelled)) == k_cancelled;
+    }
+
+    // Producer, before running the task: claims it unless the consumer cancelled it first. One
+    // RMW decides the race with cancel(). relaxed: the two sides only need a single winner; no
+    // data is published through the flags (the result goes through finish()).
+    [[nodiscard]] bool try_start() noexcept {
+        std::uintptr_t old = 0; // the usual word: no waiter, no flags
+        while (!m_word.compare_exchange_weak(old, old | k_started, std::memory_order_relaxed,
+                                             std::memory_order_relaxed))
+            if (old & k_cancelled)
+                return false;
+        return true;
+    }
+
+    // Consumer: cancels the task if it has not started (nor finished). See try_start().
+    [[nodiscard]] bool cancel() noexcept {
+        std::uintptr_t old = m_word.load(std::memory_order_relaxed);
+        do {
+            if (old & (k_started | k_done | k_cancelled))
+                return false;
+        } while (!m_word.compare_exchange_weak(old, old | k_cancelled, std::memory_order_relaxed,
+                                               std::memory_order_relaxed));
+        return true;
+    }
 
     // Producer, once, after storing the result. Returns true if the consumer had detached, in which
     // case the caller frees the state (nobody else will).
@@ -42,19 +82,20 @@ public:
 
     // Consumer, once, instead of waiting (with no waiter registered: a timed-out waiter has
     // deregistered). Returns true if the producer already finished, in which case the caller
-    // frees the state. An exchange for the same reason as in finish(): the word is either 0 or
-    // k_done here, so nothing else needs preserving. acq_rel: pairs with finish() (see there).
+    // frees the state. fetch_or, not an exchange: k_cancelled must survive, or a cancelled task
+    // whose future is then dropped would run after all. acq_rel: pairs with finish().
     [[nodiscard]] bool detach() noexcept {
-        return (m_word.exchange(k_detached, std::memory_order_acq_rel) & k_done) != 0;
+        return (m_word.fetch_or(k_detached, std::memory_order_acq_rel) & k_done) != 0;
     }
 
-    // Consumer. Registers `w` to be woken by finish(). False if already done (w will not be woken).
+    // Consumer. Registers `w` to be woken by finish(). False if already done or cancelled (w will
+    // not be woken).
     bool try_register(waiter* w) noexcept {
         // acquire: if this already sees k_done, the caller reads the result next (pairs with the
         // release half of finish()). Found by ThreadSanitizer: relaxed here was a data race.
         std::uintptr_t old = m_word.load(std::memory_order_acquire);
         do {
-            if (old & k_done)
+            if (old & (k_done | k_cancelled))
                 return false;
             assert(waiter_of(old) == nullptr && "a completion has at most one waiter");
             // release: the record's fields are visible to the producer that reads it in finish().
@@ -83,7 +124,9 @@ public:
 private:
     static constexpr std::uintptr_t k_done = 1;
     static constexpr std::uintptr_t k_detached = 2;
-    static constexpr std::uintptr_t k_flags = 7; // waiter records are 8-aligned
+    static constexpr std::uintptr_t k_started = 4;
+    static constexpr std::uintptr_t k_cancelled = 8;
+    static constexpr std::uintptr_t k_flags = 15; // waiter records are 16-aligned
 
     static waiter* waiter_of(std::uintptr_t word) noexcept {
         return reinterpret_cast<waiter*>(word & ~k_flags);

@@ -3,6 +3,7 @@
 // whichever of the two sides finishes second (see completion.hpp).
 #pragma once
 
+#include "../errors.hpp"
 #include "completion.hpp"
 #include "result_slot.hpp"
 #include "task.hpp"
@@ -28,8 +29,21 @@ struct future_state {
 template <class F>
 using task_result_t = std::invoke_result_t<std::decay_t<F>&>;
 
-template <class F, class T>
-class fork_task final : public task, public future_state<T> {
+// Queues a continuation whose antecedent has just completed (called from the antecedent's
+// finish(), on the thread that ran it): onto that thread's deque if it is a worker of the running
+// scheduler, else into the running scheduler's injection queue. Never throws, never drops.
+void schedule_continuation(task* t) noexcept;
+// Starts a continuation whose antecedent was already complete when then() was called: forked on
+// the current scheduler, like fj::async. Throws (fj::scheduler_closed) without queuing it.
+void start_continuation(task* t);
+
+// fork_task's optional extra base: nothing, or a waiter record (a continuation waits on its
+// antecedent's completion, and the wake-up queues the continuation itself).
+struct no_hook {};
+struct continuation_hook : waiter {};
+
+template <class F, class T, class Hook = no_hook>
+class fork_task final : public task, public future_state<T>, public Hook {
 public:
     template <class G>
     static fork_task* make(G&& fn) {
@@ -53,12 +67,18 @@ private:
     explicit fork_task(G&& fn) : m_fn(std::forward<G>(fn)) {
         this->m_run = &run_impl;
         this->m_destroy = &destroy_impl;
+        if constexpr (std::is_base_of_v<waiter, Hook>)
+            this->m_wake = &wake_impl;
     }
     ~fork_task() {} // m_fn is destroyed by run_impl() or discard(), never here
 
     static void run_impl(task* t) noexcept {
         auto* self = static_cast<fork_task*>(t);
-        self->m_result.run(self->m_fn);
+        // The claim decides the race with future::cancel(): exactly one of them wins.
+        if (self->m_completion.try_start()) [[likely]]
+            self->m_result.run(self->m_fn);
+        else
+            self->m_result.set_error(task_cancelled_error());
         self->m_fn.~F(); // captures go away before the future becomes ready
         if (self->m_completion.finish())
             destroy_impl(self); // the future was dropped unread
@@ -68,6 +88,10 @@ private:
         auto* self = static_cast<fork_task*>(s);
         self->~fork_task();
         free_task_memory<fork_task>(self);
+    }
+
+    static void wake_impl(waiter* w) noexcept {
+        schedule_continuation(static_cast<task*>(static_cast<fork_task*>(w)));
     }
 
     union { // a union so run_impl() can end the callable's life early; no optional flag needed

@@ -49,6 +49,11 @@ public:
             m_state = slot_state::error;
         }
     }
+    // Stores an error instead of running anything (a cancelled task).
+    void set_error(std::exception_ptr e) noexcept {
+        ::new (static_cast<void*>(std::addressof(m_error))) std::exception_ptr(std::move(e));
+        m_state = slot_state::error;
+    }
     bool failed() const noexcept { return m_state == slot_state::error; }
     std::exception_ptr error() const noexcept { return failed() ? m_error : nullptr; }
     // Rethrows the stored exception, else moves the value out.
@@ -77,6 +82,7 @@ public:
             m_error = std::current_exception();
         }
     }
+    void set_error(std::exception_ptr e) noexcept { m_error = std::move(e); }
     bool failed() const noexcept { return m_error != nullptr; }
     std::exception_ptr error() const noexcept { return m_error; }
     T& take() {
@@ -101,6 +107,7 @@ public:
             m_error = std::current_exception();
         }
     }
+    void set_error(std::exception_ptr e) noexcept { m_error = std::move(e); }
     bool failed() const noexcept { return m_error != nullptr; }
     std::exception_ptr error() const noexcept { return m_error; }
     void take() {

@@ -1,0 +1,82 @@
+// future<T>::then(f): a continuation task that waits on the antecedent's completion as its one
+// waiter. When the antecedent finishes, its finish() wakes the record, which queues the
+// continuation on the scheduler that ran the antecedent (schedule_continuation). The continuation
+// owns the antecedent's future and calls get() on it, so the value, an exception or a
+// cancellation flows through without special cases. Nobody blocks.
+#pragma once
+
+#include "../future.hpp"
+#include "callable_check.hpp"
+#include "future_state.hpp"
+
+#include <functional>
+#include <type_traits>
+#include <utility>
+
+namespace fj::detail {
+
+// Friend of future<T>: lets the composition code (then, when_all, when_any) reach the state.
+struct future_access {
+    template <class T>
+    static future_state<T>* state(const future<T>& f) noexcept {
+        return f.m_state;
+    }
+    template <class T>
+    static future<T> make(future_state<T>* s) noexcept {
+        return future<T>(s);
+    }
+};
+
+template <class T, class F>
+class then_body {
+public:
+    then_body(future<T>&& antecedent, F&& fn)
+        : m_antecedent(std::move(antecedent)), m_fn(std::move(fn)) {}
+    then_body(future<T>&& antecedent, const F& fn)
+        : m_antecedent(std::move(antecedent)), m_fn(fn) {}
+
+    decltype(auto) operator()() {
+        if constexpr (std::is_void_v<T>) {
+            m_antecedent.get();
+            return std::invoke(m_fn);
+        } else if constexpr (std::is_reference_v<T>) {
+            return std::invoke(m_fn, m_antecedent.get());
+        } else {
+            return std::invoke(m_fn, m_antecedent.get()); // a prvalue: f takes it by value or &&
+        }
+    }
+
+private:
+    future<T> m_antecedent;
+    F m_fn;
+};
+
+} // namespace fj::detail
+
+namespace fj {
+
+template <class T>
+template <class F>
+future<typename detail::then_result<T, F>::type> future<T>::then(F&& fn) {
+    using R = typename detail::then_result<T, F>::type;
+    using body = detail::then_body<T, std::decay_t<F>>;
+    using task_type = detail::fork_task<body, R, detail::continuation_hook>;
+    check();
+    detail::check_callable(fn);
+    detail::completion& antecedent = m_state->m_completion; // lives as long as the body's future
+    task_type* c = task_type::make(body(std::move(*this), std::forward<F>(fn)));
+    detail::waiter* record = c;
+    if (!antecedent.try_register(record)) { // already done or cancelled: start it now
+        try {
+            detail::start_continuation(c);
+        } catch (...) {
+            c->discard();
+            throw;
+        }
+    }
+    // From here the continuation may run at any time; the block stays alive until our future
+    // (created below) is released as well.
+    return detail::future_access::make<R>(c);
+}
+
+} // namespace fj
