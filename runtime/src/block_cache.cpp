@@ -1,4 +1,6 @@
 // The central pool behind the per-thread block caches (see block_cache.hpp).
+#include "system.hpp"
+
 #include <mutex>
 #include <vector>
 
@@ -38,8 +40,9 @@ public:
         return true;
     }
 
+    std::mutex m_mutex; // public for the fork handlers only (lock_central_pool)
+
 private:
-    std::mutex m_mutex;
     std::array<std::vector<batch>, block_cache::k_class_count> m_batches;
 };
 
@@ -117,6 +120,16 @@ block_cache* outside_cache() noexcept {
         return nullptr;
     thread_local outside_cache_owner owner;
     return &owner.cache;
+}
+
+// Held across fork() by the atfork handlers, so the child never inherits it locked by a thread
+// that does not exist there.
+void lock_central_pool() noexcept {
+    central().m_mutex.lock();
+}
+
+void unlock_central_pool() noexcept {
+    central().m_mutex.unlock();
 }
 
 } // namespace fj::detail

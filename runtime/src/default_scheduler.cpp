@@ -1,7 +1,10 @@
 // The process-wide default scheduler and the default worker count.
 #include "system.hpp"
 
+#include <atomic>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <sched.h>
 #include <string>
 
@@ -11,16 +14,55 @@
 
 namespace fj {
 
+namespace {
+
+// The default scheduler is created on first use (a program that never uses it starts no threads)
+// and destroyed at exit, where its destructor finishes every queued task first. In the child of a
+// fork() the one inherited from the parent has no threads: it is abandoned (never destroyed: it
+// would wait for threads that are not there) and a fresh one is created (#fork).
+struct default_holder {
+    std::mutex mutex;
+    std::unique_ptr<scheduler> current; // guarded by mutex
+    std::atomic<scheduler*> published{nullptr};
+    std::atomic<std::uint64_t> generation{0};
+};
+
+default_holder& holder() {
+    static default_holder h;
+    return h;
+}
+
+} // namespace
+
 scheduler& default_scheduler() {
-    // A function-local static: created on first use (a program that never uses it starts no
-    // threads), destroyed at exit, where its destructor finishes every queued task first.
-    static scheduler instance;
-    return instance;
+    default_holder& h = holder();
+    const std::uint64_t generation = detail::process_generation();
+    // acquire: pairs with the release below, so the scheduler is fully built when seen.
+    scheduler* s = h.published.load(std::memory_order_acquire);
+    if (s != nullptr && h.generation.load(std::memory_order_relaxed) == generation) [[likely]]
+        return *s;
+    std::lock_guard lock(h.mutex);
+    if (h.current == nullptr || h.generation.load(std::memory_order_relaxed) != generation) {
+        if (h.current != nullptr)
+            (void)h.current.release(); // created before fork(): its threads live in the parent
+        h.current = std::make_unique<scheduler>();
+        h.generation.store(generation, std::memory_order_relaxed);
+        h.published.store(h.current.get(), std::memory_order_release);
+    }
+    return *h.current;
 }
 
 } // namespace fj
 
 namespace fj::detail {
+
+void lock_default_scheduler() noexcept {
+    holder().mutex.lock();
+}
+
+void unlock_default_scheduler() noexcept {
+    holder().mutex.unlock();
+}
 
 std::vector<int> affinity_cpus() {
     std::vector<int> cpus;

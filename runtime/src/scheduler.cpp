@@ -63,6 +63,8 @@ scheduler::scheduler(std::size_t workers) : scheduler(with_workers(workers)) {}
 
 scheduler::scheduler(const scheduler_options& options) : m_options(options) {
     validate(options);
+    detail::install_fork_handlers();
+    m_generation = detail::process_generation();
     m_worker_count = options.workers != 0 ? options.workers : detail::default_worker_count();
     m_options.workers = m_worker_count;
     m_workers.reserve(m_worker_count);
@@ -127,6 +129,14 @@ void scheduler::shutdown() {
     std::lock_guard lock(m_shutdown_mutex);
     if (m_joined)
         return;
+    if (m_generation != detail::process_generation()) {
+        // In the child of a fork(): the workers stayed in the parent. Joining (or detaching) their
+        // handles here would touch threads that do not exist, so the handles are abandoned.
+        (void)m_threads.release();
+        m_injected.close();
+        m_joined = true;
+        return;
+    }
     m_injected.close(); // seq_cst RMW on the tail word: ordered with every push
     m_sleep.notify_all();
     for (auto& t : m_threads->threads)
@@ -137,6 +147,11 @@ void scheduler::shutdown() {
 // --- Submission ----------------------------------------------------------------------------------
 
 void scheduler::inject(detail::task* t) {
+    if (m_generation != detail::process_generation()) [[unlikely]]
+        detail::throw_logic_error(
+            "fj::scheduler: used in the child of a fork(), but it was created before the fork and "
+            "its worker threads exist only in the parent. Create a new scheduler in the child "
+            "(fj::default_scheduler() and fj::async do this by themselves)");
     // Tasks of this pool (on its workers, or helping threads running one) may still submit while
     // it drains: they are counted active, so the pool cannot stop before their submissions run.
     const bool from_own_task = detail::current_scheduler_or_null() == this;

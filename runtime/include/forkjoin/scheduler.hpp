@@ -135,6 +135,7 @@ private:
     alignas(128) std::atomic<std::uint32_t> m_active{0}; // workers/helpers not asleep
     std::atomic<bool> m_stop{false};                     // set once: all work done after close
     std::atomic<std::uint64_t> m_outside_rng{0x9e3779b97f4a7c15ull};
+    std::uint64_t m_generation = 0; // the process fork() generation it was created in (#fork)
     std::unique_ptr<thread_group> m_threads;
     std::mutex m_shutdown_mutex;
     bool m_joined = false; // guarded by m_shutdown_mutex

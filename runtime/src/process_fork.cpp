@@ -1,0 +1,52 @@
+// Process fork() safety (docs/design.md#fork).
+//
+// After fork() the child has one thread: the one that called fork(). Every scheduler created
+// before has worker threads only in the parent, so in the child:
+//   - the default scheduler is replaced by a fresh one on first use (default_scheduler.cpp);
+//   - submitting to any other pre-fork scheduler throws std::logic_error saying so, instead of
+//     queuing work nobody will run (the classic hang of OpenMP and TBB under multiprocessing);
+//   - destroying a pre-fork scheduler does not join threads that do not exist.
+// The handlers hold the runtime's process-wide mutexes across fork(), so the child never
+// inherits one locked by a thread that is not there.
+#include "system.hpp"
+
+#include <atomic>
+#include <pthread.h>
+
+namespace fj::detail {
+namespace {
+
+// relaxed: written only in the child handler, while the child has a single thread.
+std::atomic<std::uint64_t> g_generation{0};
+
+// Lock order: the default scheduler's mutex, then the central pool's (creating the default
+// scheduler allocates from the pool under the first).
+void before_fork() noexcept {
+    lock_default_scheduler();
+    lock_central_pool();
+}
+
+void after_fork_in_parent() noexcept {
+    unlock_central_pool();
+    unlock_default_scheduler();
+}
+
+void after_fork_in_child() noexcept {
+    g_generation.fetch_add(1, std::memory_order_relaxed);
+    unlock_central_pool(); // locked by this very thread in before_fork()
+    unlock_default_scheduler();
+}
+
+} // namespace
+
+std::uint64_t process_generation() noexcept {
+    return g_generation.load(std::memory_order_relaxed);
+}
+
+void install_fork_handlers() {
+    static const int installed =
+        pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+    (void)installed; // fails only with ENOMEM; then fork() safety is lost, nothing else
+}
+
+} // namespace fj::detail

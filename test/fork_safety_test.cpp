@@ -1,0 +1,177 @@
+// POSIX fork() in a process with running schedulers: the child gets a fresh default scheduler,
+// refuses (with a clear error) to use schedulers whose workers stayed in the parent, and never
+// hangs, also when fork() lands while workers hold the runtime's mutexes. The parent carries on.
+// A program that never uses the default scheduler starts no threads.
+#include "support.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <dirent.h>
+#include <stdexcept>
+#include <string>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace {
+
+// Threads of this process (entries of /proc/self/task).
+int thread_count() {
+    int n = 0;
+    if (DIR* dir = ::opendir("/proc/self/task")) {
+        while (const dirent* e = ::readdir(dir))
+            if (e->d_name[0] != '.')
+                ++n;
+        ::closedir(dir);
+    }
+    return n;
+}
+
+// Runs `child` in a forked child, which exits with its return value (as a status code). The
+// parent waits with a deadline: a child that hangs is killed and reported.
+template <class Child>
+int run_in_child(Child&& child) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        ADD_FAILURE() << "fork() failed";
+        return -1;
+    }
+    if (pid == 0) {
+        int code = 100;
+        try {
+            code = child();
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "child: unexpected exception: %s\n", e.what());
+            code = 101;
+        }
+        std::_Exit(code); // no gtest teardown in the child
+    }
+    const auto deadline = std::chrono::steady_clock::now() + fj_test::k_deadline;
+    for (;;) {
+        int status = 0;
+        const pid_t done = ::waitpid(pid, &status, WNOHANG);
+        if (done == pid)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 200 + WTERMSIG(status);
+        if (std::chrono::steady_clock::now() >= deadline) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+            ADD_FAILURE() << "the child hung after fork()";
+            return -2;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+}
+
+#if defined(__SANITIZE_THREAD__)
+constexpr bool k_thread_sanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr bool k_thread_sanitizer = true;
+#else
+constexpr bool k_thread_sanitizer = false;
+#endif
+#else
+constexpr bool k_thread_sanitizer = false;
+#endif
+
+class fork_safety_test : public fj_test::guarded_test {
+protected:
+    void SetUp() override {
+        // ThreadSanitizer cannot follow a child that starts threads after a multi-threaded
+        // fork() (its die_after_fork); the Release and ASan+UBSan builds run these tests.
+        if (k_thread_sanitizer)
+            GTEST_SKIP() << "not supported under ThreadSanitizer (threads after fork)";
+    }
+};
+
+TEST_F(fork_safety_test, child_gets_a_fresh_default_scheduler_and_parent_keeps_its_own) {
+    ASSERT_EQ(fj::async([] { return 1; }).get(), 1); // the default scheduler runs in the parent
+    fj::scheduler* parent_default = &fj::default_scheduler();
+    const int code = run_in_child([&] {
+        if (&fj::default_scheduler() == parent_default)
+            return 2; // must be a new one
+        if (fj::async([] { return 42; }).get() != 42)
+            return 3;
+        const long sum = fj::parallel_reduce(
+            0, 1000, 0L, [](int i) { return long{i}; }, std::plus<>{});
+        return sum == 499500 ? 0 : 4;
+    });
+    EXPECT_EQ(code, 0);
+    EXPECT_EQ(&fj::default_scheduler(), parent_default);
+    EXPECT_EQ(fj::async([] { return 7; }).get(), 7);
+}
+
+TEST_F(fork_safety_test, child_refuses_a_scheduler_created_before_the_fork) {
+    fj::scheduler pool(2);
+    ASSERT_EQ(pool.submit([] { return 1; }).get(), 1);
+    const int code = run_in_child([&] {
+        try {
+            (void)pool.submit([] { return 1; });
+            return 2; // accepted: it would never run
+        } catch (const std::logic_error& e) {
+            if (std::string(e.what()).find("created before the fork") == std::string::npos)
+                return 3;
+        }
+        try {
+            fj::parallel_for(pool, 0, 10, [](int) {});
+            return 4;
+        } catch (const std::logic_error&) {
+        }
+        pool.shutdown(); // must not wait for the parent's threads
+        return 0;
+    });
+    EXPECT_EQ(code, 0);
+    EXPECT_EQ(pool.submit([] { return 5; }).get(), 5); // the parent's pool is untouched
+}
+
+TEST_F(fork_safety_test, fork_while_workers_churn_never_hangs_the_child) {
+    fj::scheduler pool(3);
+    std::atomic<bool> stop{false};
+    // Workers and an outside thread allocate and free task blocks all the time, so fork() often
+    // lands while one of them holds the central pool's mutex.
+    std::thread churn([&] {
+        while (!stop.load())
+            (void)pool.submit([] { return fj_test::fib_fork(12); }).get();
+    });
+    for (int round = 0; round < static_cast<int>(fj_test::scaled(20)); ++round) {
+        const int code = run_in_child([] {
+            fj::scheduler fresh(2);
+            return fresh.submit([] { return fj_test::fib_fork(15); }).get() == 610 &&
+                           fj::async([] { return 3; }).get() == 3
+                       ? 0
+                       : 2;
+        });
+        ASSERT_EQ(code, 0) << "round " << round;
+    }
+    stop = true;
+    churn.join();
+}
+
+TEST_F(fork_safety_test, child_exits_cleanly_through_exit) {
+    (void)fj::async([] { return 1; }).get();
+    const int code = run_in_child([] {
+        (void)fj::async([] { return 1; }).get();
+        std::exit(0); // static destructors: the child's default scheduler drains and joins
+        return 1;
+    });
+    EXPECT_EQ(code, 0);
+}
+
+TEST_F(fork_safety_test, the_default_scheduler_starts_no_threads_until_used) {
+    const int code = run_in_child([] {
+        // The parent may have used its default scheduler; in the child it does not count.
+        if (thread_count() != 1)
+            return 2;
+        (void)fj::async([] { return 1; }).get();
+        return thread_count() == 1 + static_cast<int>(fj::default_scheduler().worker_count()) ? 0
+                                                                                              : 3;
+    });
+    EXPECT_EQ(code, 0);
+}
+
+} // namespace
