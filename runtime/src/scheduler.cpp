@@ -203,10 +203,16 @@ scheduler_stats scheduler::stats() const {
     s.workers.reserve(m_worker_count);
     for (const auto& w : m_workers) {
         const detail::worker_counters& c = w->m_stats;
-        s.workers.push_back({c.tasks_run.get(), c.forks.get(), c.steals.get(),
-                             c.failed_steals.get(), c.injected_taken.get(), c.sleeps.get(),
-                             c.wakeups.get()});
+        worker_stats ws{c.tasks_run.get(),     c.forks.get(),          c.steals.get(),
+                        c.failed_steals.get(), c.injected_taken.get(), c.sleeps.get(),
+                        c.wakeups.get()};
+        ws.queued = w->m_deque.size_hint();
+        ws.asleep = ws.sleeps > ws.wakeups;
+        s.workers.push_back(ws);
     }
+    s.closed = is_closed();
+    s.injected_empty = m_injected.empty_hint();
+    s.active = m_active.load(std::memory_order_relaxed); // a diagnostic snapshot: any value will do
     return s;
 }
 
@@ -229,15 +235,20 @@ worker_stats scheduler_stats::total() const noexcept {
 }
 
 std::ostream& operator<<(std::ostream& out, const scheduler_stats& stats) {
-    const auto line = [&](const std::string& name, const worker_stats& w) {
+    const auto counters = [&](const std::string& name, const worker_stats& w) {
         out << name << ": tasks_run=" << w.tasks_run << " forks=" << w.forks
             << " steals=" << w.steals << " failed_steals=" << w.failed_steals
             << " injected_taken=" << w.injected_taken << " sleeps=" << w.sleeps
-            << " wakeups=" << w.wakeups << '\n';
+            << " wakeups=" << w.wakeups;
     };
-    for (std::size_t i = 0; i < stats.workers.size(); ++i)
-        line("worker " + std::to_string(i), stats.workers[i]);
-    line("total", stats.total());
+    for (std::size_t i = 0; i < stats.workers.size(); ++i) {
+        const worker_stats& w = stats.workers[i];
+        counters("worker " + std::to_string(i), w);
+        out << " | deque=" << w.queued << (w.asleep ? " asleep" : " awake") << '\n';
+    }
+    counters("total", stats.total());
+    out << "\nscheduler: " << (stats.closed ? "closed" : "open") << ", injection queue "
+        << (stats.injected_empty ? "empty" : "not empty") << ", active=" << stats.active << '\n';
     return out;
 }
 

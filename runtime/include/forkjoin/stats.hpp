@@ -16,16 +16,23 @@ struct worker_stats {
     std::uint64_t injected_taken = 0; // tasks taken from the global injection queue
     std::uint64_t sleeps = 0;         // times the worker went to sleep
     std::uint64_t wakeups = 0;        // times it woke up
+    // State at the snapshot (for diagnosing a stall), not counters: not summed by total().
+    std::uint64_t queued = 0; // tasks in this worker's deque
+    bool asleep = false;      // on the event count (it went to sleep more often than it woke)
 
     worker_stats& operator+=(const worker_stats& o) noexcept;
 };
 
 struct scheduler_stats {
     std::vector<worker_stats> workers;
+    bool closed = false;        // shutdown() has begun
+    bool injected_empty = true; // the injection queue looked empty
+    std::uint32_t active = 0;   // workers awake plus outside threads running one of its tasks
     worker_stats total() const noexcept;
 };
 
-// One line per worker plus a total, for examples and diagnostics.
+// One line per worker (counters, then deque length and asleep/awake) plus a total and the
+// scheduler's state: what a watchdog prints when a run stops making progress.
 std::ostream& operator<<(std::ostream& out, const scheduler_stats& stats);
 
 } // namespace fj
