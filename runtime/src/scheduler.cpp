@@ -86,6 +86,7 @@ void scheduler::start_workers() {
         m_options.pin_workers ? detail::affinity_cpus() : std::vector<int>{};
     for (std::size_t i = 0; i < m_worker_count; ++i) {
         try {
+            detail::fault_injection::check(detail::fault_injection::site::thread_start);
             m_threads->threads.emplace_back(attrs, [this, i] { worker_main(i); });
         } catch (const std::exception& e) {
             // Undo: the started workers count as active; the rest never will.

@@ -26,6 +26,8 @@
 // ring's size, so this at most doubles the memory, and only after a deep burst.
 #pragma once
 
+#include "fault_injection.hpp"
+
 #include <atomic>
 #include <cassert>
 #include <cstddef>
@@ -166,6 +168,7 @@ private:
     }
 
     ring* grow(ring* old, std::int64_t b, std::int64_t t) {
+        fault_injection::check(fault_injection::site::deque_growth);
         ring* bigger = new ring((old->mask + 1) * 2, old);
         for (std::int64_t i = t; i < b; ++i)
             bigger->put(i, old->get(i));

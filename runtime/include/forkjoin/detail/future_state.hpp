@@ -45,11 +45,13 @@ struct continuation_hook : waiter {};
 template <class F, class T, class Hook = no_hook>
 class fork_task final : public task, public future_state<T>, public Hook {
 public:
-    template <class G>
-    static fork_task* make(G&& fn) {
+    // The callable is built from args inside the block, after the allocation succeeded: a failed
+    // allocation leaves the arguments untouched (then() relies on it to keep its future).
+    template <class... Args>
+    static fork_task* make(Args&&... args) {
         void* memory = allocate_task_memory<fork_task>();
         try {
-            return ::new (memory) fork_task(std::forward<G>(fn));
+            return ::new (memory) fork_task(std::forward<Args>(args)...);
         } catch (...) {
             free_task_memory<fork_task>(memory);
             throw;
@@ -63,8 +65,8 @@ public:
     }
 
 private:
-    template <class G>
-    explicit fork_task(G&& fn) : m_fn(std::forward<G>(fn)) {
+    template <class... Args>
+    explicit fork_task(Args&&... args) : m_fn(std::forward<Args>(args)...) {
         this->m_run = &run_impl;
         this->m_destroy = &destroy_impl;
         if constexpr (std::is_base_of_v<waiter, Hook>)

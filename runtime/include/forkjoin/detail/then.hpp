@@ -64,7 +64,9 @@ future<typename detail::then_result<T, F>::type> future<T>::then(F&& fn) {
     check();
     detail::check_callable(fn);
     detail::completion& antecedent = m_state->m_completion; // lives as long as the body's future
-    task_type* c = task_type::make(body(std::move(*this), std::forward<F>(fn)));
+    // *this is moved into the body only once the block is allocated: if that throws
+    // (std::bad_alloc), this future is still valid.
+    task_type* c = task_type::make(std::move(*this), std::forward<F>(fn));
     detail::waiter* record = c;
     if (!antecedent.try_register(record)) { // already done or cancelled: start it now
         try {

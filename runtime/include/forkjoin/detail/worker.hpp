@@ -5,6 +5,7 @@
 #include "block_cache.hpp"
 #include "chase_lev_deque.hpp"
 #include "current.hpp"
+#include "fault_injection.hpp"
 #include "task.hpp"
 
 #include <atomic>
@@ -57,6 +58,7 @@ struct alignas(128) worker {
 // are interchangeable between threads: see block_cache.hpp), else the heap.
 template <class T>
 void* allocate_task_memory() {
+    fault_injection::check(fault_injection::site::task_allocation);
     constexpr std::size_t c = block_cache::class_of(sizeof(T));
     if constexpr (c < block_cache::k_class_count &&
                   alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
