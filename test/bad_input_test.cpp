@@ -110,10 +110,14 @@ TEST_F(bad_options_test, InvalidOptionValuesRejected) {
                   o.spin_before_sleep = std::chrono::microseconds(-1);
               }).find("spin_before_sleep"),
               std::string::npos);
+    EXPECT_NE(rejects([](auto& o) {
+                  o.spin_before_sleep = std::chrono::microseconds::max();
+              }).find("spin_before_sleep"),
+              std::string::npos);
     EXPECT_NE(rejects([](auto& o) { o.initial_deque_capacity = 0; }).find("initial_deque_capacity"),
               std::string::npos);
     EXPECT_NE(rejects([](auto& o) {
-                  o.initial_deque_capacity = (std::size_t{1} << 30) + 1;
+                  o.initial_deque_capacity = (std::size_t{1} << 20) + 1;
               }).find("initial_deque_capacity"),
               std::string::npos);
 }

@@ -48,11 +48,19 @@ void validate(const scheduler_options& o) {
         detail::throw_invalid_argument("fj::scheduler: worker_stack_size " +
                                        std::to_string(o.worker_stack_size) +
                                        " is below the minimum of 65536 bytes");
-    if (o.spin_before_sleep.count() < 0)
-        detail::throw_invalid_argument("fj::scheduler: spin_before_sleep must not be negative");
-    if (o.initial_deque_capacity == 0 || o.initial_deque_capacity > (std::size_t{1} << 30))
+    if (o.spin_before_sleep.count() < 0 ||
+        o.spin_before_sleep > scheduler_options::max_spin_before_sleep)
         detail::throw_invalid_argument(
-            "fj::scheduler: initial_deque_capacity must be between 1 and 2^30");
+            "fj::scheduler: spin_before_sleep must be between 0 and 100000 microseconds (100 ms), "
+            "not " +
+            std::to_string(o.spin_before_sleep.count()) +
+            ": idle workers spin that long before they sleep or notice a shutdown");
+    if (o.initial_deque_capacity == 0 ||
+        o.initial_deque_capacity > scheduler_options::max_initial_deque_capacity)
+        detail::throw_invalid_argument(
+            "fj::scheduler: initial_deque_capacity must be between 1 and 2^20 (deques grow on "
+            "demand), not " +
+            std::to_string(o.initial_deque_capacity));
 }
 
 } // namespace

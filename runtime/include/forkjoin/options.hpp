@@ -19,11 +19,16 @@ struct scheduler_options {
     // Pin worker i to the i-th CPU of the affinity mask (wrapping around).
     bool pin_workers = false;
 
-    // How long an idle worker keeps looking for work before it sleeps.
+    // How long an idle worker keeps looking for work before it sleeps: 0 to max_spin_before_sleep
+    // (an idle worker spins this long before it notices a shutdown, too).
     std::chrono::microseconds spin_before_sleep{50};
 
-    // Initial capacity of each worker's deque (it grows on demand; a fork never fails for space).
+    // Initial capacity of each worker's deque, 1 to max_initial_deque_capacity (it grows on
+    // demand; a fork never fails for space).
     std::size_t initial_deque_capacity = 256;
+
+    static constexpr std::chrono::microseconds max_spin_before_sleep{100'000};
+    static constexpr std::size_t max_initial_deque_capacity = std::size_t{1} << 20;
 
     static constexpr std::size_t max_workers = 4096;
 };

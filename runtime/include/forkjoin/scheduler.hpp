@@ -215,6 +215,7 @@ detail::join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>> schedu
 
 template <class Predicate>
 void scheduler::reschedule_until(Predicate&& done) {
+    detail::check_callable(done);
     if (done())
         return;
     // Inline fast path for the seed pattern (fork a child, work, wait for it): on a worker the

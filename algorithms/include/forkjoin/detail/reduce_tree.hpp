@@ -24,7 +24,8 @@ namespace fj::detail {
 // that fork/join costs vanish against any useful leaf.
 constexpr std::size_t default_reduce_grain(std::size_t n) noexcept {
     constexpr std::size_t k_leaves = 1024;
-    return n <= k_leaves ? 1 : (n + k_leaves - 1) / k_leaves;
+    // ceil(n / k_leaves) without n + k_leaves - 1, which wraps for n near 2^64 (grain 0).
+    return n <= k_leaves ? 1 : n / k_leaves + (n % k_leaves != 0);
 }
 
 // Leaf: leaf(lo, hi, failure) -> T, folding [lo, hi) from a copy of the identity and recording
