@@ -99,10 +99,12 @@ public:
 
     T get() {
         check();
-        detail::wait(m_state->m_completion);
-        if (m_state->m_completion.is_cancelled()) {
-            release(); // the task is still queued: when it is skipped, it frees the state
-            detail::throw_task_cancelled();
+        if (!m_state->m_completion.is_done()) [[unlikely]] { // one load when the task is done
+            detail::wait(m_state->m_completion);
+            if (m_state->m_completion.is_cancelled()) {
+                release(); // the task is still queued: when it is skipped, it frees the state
+                detail::throw_task_cancelled();
+            }
         }
         // The task is done and touches the state no more: it is ours alone to read and free.
         struct free_on_exit {

@@ -1,0 +1,439 @@
+// loops: a standalone driver (no Google Benchmark) timing parallel loops on forkjoin against the
+// serial loop, OpenMP worksharing and oneTBB, on three workloads (loop_workloads.hpp):
+//
+//   bbp_digits  hex digits of pi at positions [0, D): uneven iterations (later ones cost more).
+//               fj::parallel_for, adaptive. Checked against the serial digits.
+//   bbp_series  the BBP series, N terms: a reduction. fj::parallel_reduce with std::plus<>.
+//               Checked: |sum - pi| < 1e-15.
+//   empty_for   a near-empty body (~1 ns) over N indices: the cost of the loop machinery itself.
+//               fj::parallel_for, adaptive. Checked: every 4096th index ran.
+//
+// Competitors come from the loop registration table (competitors/loop_competitor.hpp); whichever
+// runtimes were built take part. forkjoin runs at every --workers count, the other runtimes at the
+// largest one; serial is the plain loop. Per workload, every configuration's pool is started and
+// warmed up (untimed, checked), then the runs are interleaved round-robin (--reps rounds, the
+// start rotating each round, --cooldown-ms of idle time between runs) and the median is reported,
+// so a slow phase of the machine hits everyone alike. Every run checks its result.
+//
+//   loops [--only bbp_digits,bbp_series,empty_for] [--reps 5] [--digits 3500]
+//         [--terms 100000000] [--n 100000000] [--workers 1,2] [--cooldown-ms 20]
+#include "competitors/loop_competitor.hpp"
+#include "loop_workloads.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <sys/resource.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using fj_perf::loop_workload;
+
+struct options {
+    std::set<loop_workload> parts{std::begin(fj_perf::k_loop_workloads),
+                                  std::end(fj_perf::k_loop_workloads)};
+    int reps = fj_perf::k_loop_reps;
+    std::uint64_t digits = fj_perf::k_loop_digits;
+    std::uint64_t terms = fj_perf::k_loop_terms;
+    std::uint64_t n = fj_perf::k_loop_n;
+    std::vector<int> workers{std::begin(fj_perf::k_workers), std::end(fj_perf::k_workers)};
+    int cooldown_ms =
+        20; // idle time between timed runs: lets other runtimes' threads stop spinning
+
+    int max_workers() const { return *std::max_element(workers.begin(), workers.end()); }
+    std::uint64_t size(loop_workload w) const {
+        switch (w) {
+        case loop_workload::bbp_digits:
+            return digits;
+        case loop_workload::bbp_series:
+            return terms;
+        case loop_workload::empty_for:
+            return n;
+        }
+        return 0;
+    }
+};
+
+[[noreturn]] void usage(std::string const& why) {
+    std::fprintf(stderr,
+                 "loops: %s\n"
+                 "usage: loops [--only bbp_digits,bbp_series,empty_for] [--reps R] [--digits D]\n"
+                 "             [--terms N] [--n N] [--workers 1,2] [--cooldown-ms MS]\n"
+                 "numbers: integers, or 1e8-style\n",
+                 why.c_str());
+    std::exit(2);
+}
+
+// "3500", "100000000" or "1e8"; at least `lo`.
+std::uint64_t parse_count(std::string_view s, std::uint64_t lo) {
+    std::string const str{s};
+    char* end = nullptr;
+    if (str.empty() || str[0] == '-')
+        usage("bad number: '" + str + "'");
+    std::uint64_t v = 0;
+    if (str.find_first_of("eE") != std::string::npos) {
+        double const d = std::strtod(str.c_str(), &end);
+        if (*end != '\0' || !(d >= 0) || d > 1e18 || d != std::floor(d))
+            usage("bad number: '" + str + "'");
+        v = static_cast<std::uint64_t>(d);
+    } else {
+        v = std::strtoull(str.c_str(), &end, 10);
+        if (*end != '\0')
+            usage("bad number: '" + str + "'");
+    }
+    if (v < lo)
+        usage("number below " + std::to_string(lo) + ": '" + str + "'");
+    return v;
+}
+
+std::vector<std::string> split(std::string_view s) {
+    std::vector<std::string> out;
+    while (!s.empty()) {
+        auto const comma = s.find(',');
+        out.emplace_back(s.substr(0, comma));
+        if (comma == std::string_view::npos)
+            break;
+        s.remove_prefix(comma + 1);
+    }
+    return out;
+}
+
+options parse(int argc, char** argv) {
+    options o;
+    for (int i = 1; i < argc; ++i) {
+        std::string_view const arg = argv[i];
+        if (arg == "-h" || arg == "--help")
+            usage("help");
+        if (i + 1 >= argc)
+            usage("missing value after " + std::string(arg));
+        std::string_view const val = argv[++i];
+        if (arg == "--only") {
+            o.parts.clear();
+            for (auto const& p : split(val)) {
+                auto const* w = std::find_if(
+                    std::begin(fj_perf::k_loop_workloads), std::end(fj_perf::k_loop_workloads),
+                    [&](loop_workload x) { return fj_perf::workload_name(x) == p; });
+                if (w == std::end(fj_perf::k_loop_workloads))
+                    usage("unknown workload: " + p);
+                o.parts.insert(*w);
+            }
+            if (o.parts.empty())
+                usage("--only: empty list");
+        } else if (arg == "--reps") {
+            o.reps = static_cast<int>(std::min<std::uint64_t>(parse_count(val, 1), 1000));
+        } else if (arg == "--digits") {
+            o.digits = parse_count(val, 1);
+            if (o.digits > 10'000'000)
+                usage("--digits above 10^7: BBP digit extraction is exact only below ~10^7");
+        } else if (arg == "--terms") {
+            o.terms = parse_count(val, 1);
+        } else if (arg == "--n") {
+            o.n = parse_count(val, 1);
+        } else if (arg == "--workers") {
+            o.workers.clear();
+            for (auto const& p : split(val))
+                o.workers.push_back(
+                    static_cast<int>(std::min<std::uint64_t>(parse_count(p, 1), 256)));
+            if (o.workers.empty())
+                usage("--workers: empty list");
+        } else if (arg == "--cooldown-ms") {
+            o.cooldown_ms = static_cast<int>(std::min<std::uint64_t>(parse_count(val, 0), 10'000));
+        } else {
+            usage("unknown option: " + std::string(arg));
+        }
+    }
+    return o;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    std::size_t const m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+double cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto tv = [](timeval t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+    return tv(u.ru_utime) + tv(u.ru_stime);
+}
+
+// Busy CPU seconds of the whole machine, from /proc/stat (user nice system idle iowait irq
+// softirq steal ...): everything but idle and iowait. -1 if unreadable.
+double machine_busy_seconds() {
+    std::ifstream in("/proc/stat");
+    std::string cpu;
+    double v[8] = {};
+    if (!(in >> cpu) || cpu != "cpu")
+        return -1;
+    for (double& x : v)
+        in >> x;
+    if (!in)
+        return -1;
+    double const busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+    return busy / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+std::string load_average() {
+    std::ifstream in("/proc/loadavg");
+    std::string one, five, fifteen;
+    if (!(in >> one >> five >> fifteen))
+        return "unknown";
+    return one + " " + five + " " + fifteen;
+}
+
+// Timing on a 2-core machine is only meaningful when nothing else runs. This reports the CPU
+// that other processes used while a part ran, so a disturbed table is recognisable as such.
+// (The same meter as overhead.cpp's.)
+class interference_meter {
+public:
+    interference_meter()
+        : m_wall(clock_type::now()), m_busy(machine_busy_seconds()), m_self(cpu_seconds()) {}
+    void report(std::string_view part) const {
+        double const busy = machine_busy_seconds();
+        if (busy < 0 || m_busy < 0)
+            return;
+        double const wall = std::chrono::duration<double>(clock_type::now() - m_wall).count();
+        double const other = std::max(0.0, (busy - m_busy) - (cpu_seconds() - m_self));
+        std::printf(
+            "[%.*s: %.1f s wall; other processes used %.1f CPU-s (%.0f%% of one core)%s]\n\n",
+            static_cast<int>(part.size()), part.data(), wall, other, 100 * other / wall,
+            other / wall > 0.05 ? "  << DISTURBED: rerun on a quiet machine" : "");
+    }
+
+private:
+    clock_type::time_point m_wall;
+    double m_busy;
+    double m_self;
+};
+
+void cooldown(options const& o) {
+    if (o.cooldown_ms > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(o.cooldown_ms));
+}
+
+std::string fmt(char const* f, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+// ---- One workload ---------------------------------------------------------------------------
+
+struct config {
+    std::string name;
+    std::string what;
+    int workers; // 0 = the serial loop
+    bool reference;
+    std::unique_ptr<fj_perf::loop_runner> runner;
+    std::vector<double> seconds;
+
+    std::string label() const { return workers == 0 ? name : name + "@" + std::to_string(workers); }
+};
+
+// The buffers of one workload at one size, and the checks of a finished run.
+class workload_state {
+public:
+    workload_state(loop_workload w, std::uint64_t n) : m_workload(w), m_n(n) {
+        if (w == loop_workload::bbp_digits) {
+            m_digits.resize(static_cast<std::size_t>(n));
+            m_expected.resize(static_cast<std::size_t>(n));
+            fj_perf::loop_io const ref{n, m_expected.data(), nullptr};
+            fj_perf::bbp_digits_serial(ref); // untimed: the reference the others must match
+        } else if (w == loop_workload::empty_for) {
+            m_marks.resize(fj_perf::mark_count(n));
+        }
+    }
+
+    // Untimed: poison the outputs so a run that skips indices cannot pass on stale values.
+    fj_perf::loop_io prepare() {
+        std::fill(m_digits.begin(), m_digits.end(), std::uint8_t{0xFF});
+        std::fill(m_marks.begin(), m_marks.end(), ~std::uint64_t{0});
+        return {m_n, m_digits.data(), m_marks.data()};
+    }
+
+    void check(std::string const& who, double result) const {
+        switch (m_workload) {
+        case loop_workload::bbp_digits:
+            fj_perf::check_digits(who, m_digits, m_expected);
+            break;
+        case loop_workload::bbp_series:
+            fj_perf::check_series(who, result);
+            break;
+        case loop_workload::empty_for:
+            fj_perf::check_marks(who, m_marks);
+            break;
+        }
+    }
+
+private:
+    loop_workload m_workload;
+    std::uint64_t m_n;
+    std::vector<std::uint8_t> m_digits;
+    std::vector<std::uint8_t> m_expected;
+    std::vector<std::uint64_t> m_marks;
+};
+
+double run_config(config& c, loop_workload w, fj_perf::loop_io const& io) {
+    if (c.runner)
+        return c.runner->run(io);
+    switch (w) {
+    case loop_workload::bbp_digits:
+        fj_perf::bbp_digits_serial(io);
+        return 0;
+    case loop_workload::bbp_series:
+        return fj_perf::bbp_series_serial(io.n);
+    case loop_workload::empty_for:
+        fj_perf::empty_for_serial(io);
+        return 0;
+    }
+    return 0;
+}
+
+std::string describe(loop_workload w, std::uint64_t n) {
+    auto const count = std::to_string(n);
+    switch (w) {
+    case loop_workload::bbp_digits:
+        return "hex digits of pi at positions [0, " + count + "), one position per index";
+    case loop_workload::bbp_series:
+        return "sum of bbp::series_term(k), k in [0, " + count + "), checked |sum - pi| < 1e-15";
+    case loop_workload::empty_for:
+        return "near-empty body over [0, " + count +
+               "): opaque(i); if ((i & 4095) == 0) marks[i >> 12] = i";
+    }
+    return "?";
+}
+
+void workload_part(loop_workload w, options const& o) {
+    std::uint64_t const n = o.size(w);
+    std::string const wname{fj_perf::workload_name(w)};
+    int const kmax = o.max_workers();
+
+    std::vector<config> configs;
+    configs.push_back({"serial", "the plain loop, same body", 0, false, nullptr, {}});
+    for (auto const& c : fj_perf::loop_competitors()) {
+        if (c.workload != w)
+            continue;
+        if (c.sweep_workers) {
+            for (int k : o.workers)
+                configs.push_back({c.name, c.what, k, false, c.make(k), {}});
+        } else {
+            configs.push_back({c.name, c.what, kmax, true, c.make(kmax), {}});
+        }
+    }
+
+    // Warm-up: start every runtime's threads and fault in its memory, untimed but checked, on a
+    // smaller instance (bbp_digits costs ~D^2, so D/4 is ~1/16 of a run).
+    {
+        std::uint64_t const warm_n = std::max<std::uint64_t>(1, n / 4);
+        workload_state warm(w, warm_n);
+        for (auto& c : configs) {
+            auto const io = warm.prepare();
+            warm.check(c.label() + " (warm-up)", run_config(c, w, io));
+        }
+    }
+    workload_state state(w, n);
+    cooldown(o);
+
+    // Idle check: every pool is alive now; an idle runtime should burn ~no CPU.
+    double const cpu0 = cpu_seconds();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    double const idle_ms = (cpu_seconds() - cpu0) * 1e3;
+
+    for (int rep = 0; rep < o.reps; ++rep) {
+        for (std::size_t j = 0; j < configs.size(); ++j) {
+            auto& c = configs[(j + static_cast<std::size_t>(rep)) % configs.size()];
+            auto const io = state.prepare();
+            auto const t0 = clock_type::now();
+            double const result = run_config(c, w, io);
+            auto const t1 = clock_type::now();
+            state.check(c.label(), result);
+            c.seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
+            cooldown(o);
+        }
+    }
+
+    // ---- report ----
+    std::printf("%s: %s\n", wname.c_str(), describe(w, n).c_str());
+    std::printf("median of %d interleaved rounds; idle CPU with all %zu pools alive: %.1f ms over "
+                "200 ms\n",
+                o.reps, configs.size() - 1, idle_ms);
+    std::vector<std::size_t> refs;
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+        if (configs[i].reference)
+            refs.push_back(i);
+    }
+    double const t_serial = median(configs[0].seconds);
+    std::printf("%-12s %7s %11s %10s %10s %9s", "row", "workers", "median ms", "min ms", "max ms",
+                "speed-up");
+    for (std::size_t r : refs)
+        std::printf(" %14s", ("T/" + configs[r].name).c_str());
+    std::printf("\n");
+    for (auto const& c : configs) {
+        double const t = median(c.seconds);
+        std::printf("%-12s %7s %11.2f %10.2f %10.2f %9.3f", c.name.c_str(),
+                    c.workers == 0 ? "-" : std::to_string(c.workers).c_str(), t * 1e3,
+                    *std::min_element(c.seconds.begin(), c.seconds.end()) * 1e3,
+                    *std::max_element(c.seconds.begin(), c.seconds.end()) * 1e3, t_serial / t);
+        for (std::size_t r : refs)
+            std::printf(" %14s", fmt("%.3f", t / median(configs[r].seconds)).c_str());
+        std::printf("\n");
+    }
+    std::printf("speed-up = T_serial / T_row");
+    if (!refs.empty())
+        std::printf(
+            ";  T/X = T_row / T_X (< 1: the row is faster than X, which ran with %d threads)",
+            kmax);
+    std::printf("\n");
+    std::vector<std::string> seen;
+    for (auto const& c : configs) {
+        if (std::find(seen.begin(), seen.end(), c.name) != seen.end())
+            continue;
+        seen.push_back(c.name);
+        std::printf("  %-12s %s\n", c.name.c_str(), c.what.c_str());
+    }
+    for (auto& c : configs) {
+        if (c.runner == nullptr)
+            continue;
+        if (auto s = c.runner->stats(); !s.empty())
+            std::printf("  counters %s (warm-up and all rounds): %s\n", c.label().c_str(),
+                        s.c_str());
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    options const o = parse(argc, argv);
+    std::printf("loops: %u hardware threads; load average %s; competitors:",
+                std::thread::hardware_concurrency(), load_average().c_str());
+    std::vector<std::string> seen;
+    for (auto const& c : fj_perf::loop_competitors()) {
+        if (std::find(seen.begin(), seen.end(), c.name) == seen.end()) {
+            seen.push_back(c.name);
+            std::printf(" %s", c.name.c_str());
+        }
+    }
+    std::printf("\n\n");
+    for (loop_workload w : fj_perf::k_loop_workloads) {
+        if (!o.parts.count(w))
+            continue;
+        interference_meter const m;
+        workload_part(w, o);
+        m.report(fj_perf::workload_name(w));
+    }
+    std::printf("load average at the end: %s\n", load_average().c_str());
+    return 0;
+}
