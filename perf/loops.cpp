@@ -19,6 +19,7 @@
 //         [--terms 100000000] [--n 100000000] [--workers 1,2] [--cooldown-ms 20]
 #include "competitors/loop_competitor.hpp"
 #include "loop_workloads.hpp"
+#include "measure.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -38,7 +39,7 @@
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
+using namespace fj_perf; // split, median, seconds_of, interference_meter, cooldown, fmt
 using fj_perf::loop_workload;
 
 struct options {
@@ -98,18 +99,6 @@ std::uint64_t parse_count(std::string_view s, std::uint64_t lo) {
     return v;
 }
 
-std::vector<std::string> split(std::string_view s) {
-    std::vector<std::string> out;
-    while (!s.empty()) {
-        auto const comma = s.find(',');
-        out.emplace_back(s.substr(0, comma));
-        if (comma == std::string_view::npos)
-            break;
-        s.remove_prefix(comma + 1);
-    }
-    return out;
-}
-
 options parse(int argc, char** argv) {
     options o;
     for (int i = 1; i < argc; ++i) {
@@ -157,77 +146,12 @@ options parse(int argc, char** argv) {
     return o;
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    std::size_t const m = v.size() / 2;
-    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
-double cpu_seconds() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    auto tv = [](timeval t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
-    return tv(u.ru_utime) + tv(u.ru_stime);
-}
-
-// Busy CPU seconds of the whole machine, from /proc/stat (user nice system idle iowait irq
-// softirq steal ...): everything but idle and iowait. -1 if unreadable.
-double machine_busy_seconds() {
-    std::ifstream in("/proc/stat");
-    std::string cpu;
-    double v[8] = {};
-    if (!(in >> cpu) || cpu != "cpu")
-        return -1;
-    for (double& x : v)
-        in >> x;
-    if (!in)
-        return -1;
-    double const busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-    return busy / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 std::string load_average() {
     std::ifstream in("/proc/loadavg");
     std::string one, five, fifteen;
     if (!(in >> one >> five >> fifteen))
         return "unknown";
     return one + " " + five + " " + fifteen;
-}
-
-// Timing on a 2-core machine is only meaningful when nothing else runs. This reports the CPU
-// that other processes used while a part ran, so a disturbed table is recognisable as such.
-// (The same meter as overhead.cpp's.)
-class interference_meter {
-public:
-    interference_meter()
-        : m_wall(clock_type::now()), m_busy(machine_busy_seconds()), m_self(cpu_seconds()) {}
-    void report(std::string_view part) const {
-        double const busy = machine_busy_seconds();
-        if (busy < 0 || m_busy < 0)
-            return;
-        double const wall = std::chrono::duration<double>(clock_type::now() - m_wall).count();
-        double const other = std::max(0.0, (busy - m_busy) - (cpu_seconds() - m_self));
-        std::printf(
-            "[%.*s: %.1f s wall; other processes used %.1f CPU-s (%.0f%% of one core)%s]\n\n",
-            static_cast<int>(part.size()), part.data(), wall, other, 100 * other / wall,
-            other / wall > 0.05 ? "  << DISTURBED: rerun on a quiet machine" : "");
-    }
-
-private:
-    clock_type::time_point m_wall;
-    double m_busy;
-    double m_self;
-};
-
-void cooldown(options const& o) {
-    if (o.cooldown_ms > 0)
-        std::this_thread::sleep_for(std::chrono::milliseconds(o.cooldown_ms));
-}
-
-std::string fmt(char const* f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
 }
 
 // ---- One workload ---------------------------------------------------------------------------
@@ -345,7 +269,7 @@ void workload_part(loop_workload w, options const& o) {
         }
     }
     workload_state state(w, n);
-    cooldown(o);
+    cooldown(o.cooldown_ms);
 
     // Idle check: every pool is alive now; an idle runtime should burn ~no CPU.
     double const cpu0 = cpu_seconds();
@@ -361,7 +285,7 @@ void workload_part(loop_workload w, options const& o) {
             auto const t1 = clock_type::now();
             state.check(c.label(), result);
             c.seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
-            cooldown(o);
+            cooldown(o.cooldown_ms);
         }
     }
 

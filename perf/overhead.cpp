@@ -14,6 +14,7 @@
 //   overhead [--n 30,35 | --n 30..35] [--reps 5] [--cutoff C] [--workers 1,2]
 //            [--tasks 1000000] [--samples 1000] [--only fib,tasks,latency] [--cooldown-ms 20]
 #include "competitors/competitor.hpp"
+#include "measure.hpp"
 #include "workloads.hpp"
 
 #include <algorithm>
@@ -33,7 +34,7 @@
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
+using namespace fj_perf; // split, median, seconds_of, interference_meter, cooldown, fmt
 
 struct options {
     std::vector<int> ns;
@@ -65,18 +66,6 @@ long parse_long(std::string_view s) {
     if (str.empty() || *end != '\0' || v < 0)
         usage(("bad number: " + str).c_str());
     return v;
-}
-
-std::vector<std::string> split(std::string_view s) {
-    std::vector<std::string> out;
-    while (!s.empty()) {
-        auto const comma = s.find(',');
-        out.emplace_back(s.substr(0, comma));
-        if (comma == std::string_view::npos)
-            break;
-        s.remove_prefix(comma + 1);
-    }
-    return out;
 }
 
 // "30,32,35" or "30..35".
@@ -144,82 +133,12 @@ options parse(int argc, char** argv) {
     return o;
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    std::size_t const m = v.size() / 2;
-    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
 template <class T>
 T percentile(std::vector<T> v, double p) { // nearest-rank
     std::sort(v.begin(), v.end());
     auto rank = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size()) + 0.999999);
     rank = std::clamp<std::size_t>(rank, 1, v.size());
     return v[rank - 1];
-}
-
-template <class F>
-double seconds_of(F&& f) {
-    auto const t0 = clock_type::now();
-    f();
-    return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
-double cpu_seconds() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    auto tv = [](timeval t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
-    return tv(u.ru_utime) + tv(u.ru_stime);
-}
-
-// Busy CPU seconds of the whole machine, from /proc/stat (user nice system idle iowait irq
-// softirq steal ...): everything but idle and iowait. -1 if unreadable.
-double machine_busy_seconds() {
-    std::ifstream in("/proc/stat");
-    std::string cpu;
-    double v[8] = {};
-    if (!(in >> cpu) || cpu != "cpu")
-        return -1;
-    for (double& x : v)
-        in >> x;
-    if (!in)
-        return -1;
-    double const busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-    return busy / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-// Timing on a 2-core machine is only meaningful when nothing else runs. This reports the CPU
-// that other processes used while a part ran, so a disturbed table is recognisable as such.
-class interference_meter {
-public:
-    interference_meter()
-        : m_wall(clock_type::now()), m_busy(machine_busy_seconds()), m_self(cpu_seconds()) {}
-    void report(char const* part) const {
-        double const busy = machine_busy_seconds();
-        if (busy < 0 || m_busy < 0)
-            return;
-        double const wall = std::chrono::duration<double>(clock_type::now() - m_wall).count();
-        double const other = std::max(0.0, (busy - m_busy) - (cpu_seconds() - m_self));
-        std::printf("[%s: %.1f s wall; other processes used %.1f CPU-s (%.0f%% of one core)%s]\n\n",
-                    part, wall, other, 100 * other / wall,
-                    other / wall > 0.05 ? "  << DISTURBED: rerun on a quiet machine" : "");
-    }
-
-private:
-    clock_type::time_point m_wall;
-    double m_busy;
-    double m_self;
-};
-
-void cooldown(options const& o) {
-    if (o.cooldown_ms > 0)
-        std::this_thread::sleep_for(std::chrono::milliseconds(o.cooldown_ms));
-}
-
-std::string fmt(char const* f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
 }
 
 // ---- 1. fib ---------------------------------------------------------------------------------
@@ -244,7 +163,7 @@ void fib_part(options const& o) {
     int const warm_n = std::min(25, *std::min_element(o.ns.begin(), o.ns.end()));
     for (auto& c : configs)
         fj_perf::check_fib(c.name, warm_n, c.run(warm_n, o.cutoff));
-    cooldown(o);
+    cooldown(o.cooldown_ms);
 
     // Idle check: every pool is alive now; an idle runtime should burn ~no CPU.
     double const cpu0 = cpu_seconds();
@@ -264,7 +183,7 @@ void fib_part(options const& o) {
                 double const s = seconds_of([&] { r = c.run(n, o.cutoff); });
                 fj_perf::check_fib(c.name + "@" + std::to_string(c.workers), n, r);
                 samples[static_cast<std::size_t>(&c - configs.data())][ni].push_back(s);
-                cooldown(o);
+                cooldown(o.cooldown_ms);
             }
         }
     }
@@ -354,7 +273,7 @@ void tasks_part(options const& o) {
         for (auto& r : rows) {
             auto const ns = r.fn(std::max(r.workers, 1), r.count); // checks its own result
             r.ns_per_task.push_back(static_cast<double>(ns) / static_cast<double>(r.count));
-            cooldown(o);
+            cooldown(o.cooldown_ms);
         }
     }
     std::printf("tiny tasks submitted from the main thread, all awaited (median of %d rounds)\n",

@@ -1,0 +1,106 @@
+// What the standalone perf drivers (overhead, loops) share: option-list splitting, medians,
+// timing, and the interference meter that flags a table measured while other processes ran.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <sys/resource.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace fj_perf {
+
+using clock_type = std::chrono::steady_clock;
+
+// "a,b,c" -> {"a", "b", "c"}.
+inline std::vector<std::string> split(std::string_view s) {
+    std::vector<std::string> out;
+    while (!s.empty()) {
+        auto const comma = s.find(',');
+        out.emplace_back(s.substr(0, comma));
+        if (comma == std::string_view::npos)
+            break;
+        s.remove_prefix(comma + 1);
+    }
+    return out;
+}
+
+inline double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    std::size_t const m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+template <class F>
+double seconds_of(F&& f) {
+    auto const t0 = clock_type::now();
+    f();
+    return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// CPU seconds used by this process (user + system).
+inline double cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto tv = [](timeval t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+    return tv(u.ru_utime) + tv(u.ru_stime);
+}
+
+// Busy CPU seconds of the whole machine, from /proc/stat (user nice system idle iowait irq
+// softirq steal ...): everything but idle and iowait. -1 if unreadable.
+inline double machine_busy_seconds() {
+    std::ifstream in("/proc/stat");
+    std::string cpu;
+    double v[8] = {};
+    if (!(in >> cpu) || cpu != "cpu")
+        return -1;
+    for (double& x : v)
+        in >> x;
+    if (!in)
+        return -1;
+    double const busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+    return busy / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Timing on a 2-core machine is only meaningful when nothing else runs. This reports the CPU
+// that other processes used while a part ran, so a disturbed table is recognisable as such.
+class interference_meter {
+public:
+    interference_meter()
+        : m_wall(clock_type::now()), m_busy(machine_busy_seconds()), m_self(cpu_seconds()) {}
+    void report(std::string_view part) const {
+        double const busy = machine_busy_seconds();
+        if (busy < 0 || m_busy < 0)
+            return;
+        double const wall = std::chrono::duration<double>(clock_type::now() - m_wall).count();
+        double const other = std::max(0.0, (busy - m_busy) - (cpu_seconds() - m_self));
+        std::printf(
+            "[%.*s: %.1f s wall; other processes used %.1f CPU-s (%.0f%% of one core)%s]\n\n",
+            static_cast<int>(part.size()), part.data(), wall, other, 100 * other / wall,
+            other / wall > 0.05 ? "  << DISTURBED: rerun on a quiet machine" : "");
+    }
+
+private:
+    clock_type::time_point m_wall;
+    double m_busy;
+    double m_self;
+};
+
+// Idle time between timed runs: lets other runtimes' threads stop spinning.
+inline void cooldown(int ms) {
+    if (ms > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+inline std::string fmt(char const* f, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+} // namespace fj_perf
