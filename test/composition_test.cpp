@@ -309,17 +309,69 @@ TEST_P(composition_test, racing_completions_stress) {
     }
 }
 
+// Where a continuation runs must not depend on whether the antecedent won the race with then():
+// a ready antecedent's continuation goes to the antecedent's pool too, so that pool's shutdown()
+// waits for it. (It used to go to the default scheduler, and outlive the pool: found by CI.)
 TEST_P(composition_test, continuations_created_during_shutdown_still_run) {
-    std::atomic<int> ran{0};
-    {
-        fj::scheduler pool(workers());
-        for (int i = 0; i < 200; ++i) {
-            auto f = pool.submit([] { return 1; }).then([&](int x) { ran += x; });
-            (void)f; // dropped: must still run
+    for (int round = 0; round < 20; ++round) {
+        std::atomic<int> ran{0};
+        {
+            fj::scheduler pool(workers());
+            for (int i = 0; i < 200; ++i) {
+                auto antecedent = pool.submit([] { return 1; });
+                if (i % 2 == 0)
+                    antecedent.wait(); // the other order of the race: ready before then()
+                auto f = std::move(antecedent).then([&](int x) {
+                    if (&fj::current_scheduler() == &pool)
+                        ran += x;
+                });
+                (void)f; // dropped: must still run
+            }
+            pool.shutdown();
+            EXPECT_EQ(ran.load(), 200); // all ran, on the pool, before shutdown() returned
         }
-        pool.shutdown();
+        ASSERT_EQ(ran.load(), 200);
     }
-    EXPECT_EQ(ran.load(), 200);
+}
+
+TEST_P(composition_test, then_on_a_ready_future_runs_on_the_antecedents_pool_from_anywhere) {
+    fj::scheduler pool(workers());
+    fj::scheduler other(1);
+    auto on_pool = [&pool] { return &fj::current_scheduler() == &pool; };
+
+    auto ready = pool.submit([] { return 1; });
+    ready.wait();
+    auto from_outside = ready.then([&](int) { return on_pool(); });
+    EXPECT_TRUE(get_or(from_outside, false)) << "from outside";
+
+    // From a task of another pool: still the antecedent's pool.
+    auto from_other = other.submit([&] {
+        auto r = pool.submit([] { return 1; });
+        r.wait();
+        return r.then([&](int) { return on_pool(); }).get();
+    });
+    EXPECT_TRUE(get_or(from_other, false)) << "from another pool's task";
+}
+
+TEST(composition_home, then_on_a_ready_future_whose_pool_is_gone_runs_on_the_current_scheduler) {
+    fj_test::watchdog dog(fj_test::current_test_name());
+    fj::future<int> orphan;
+    fj::future<int> closed_pool_result;
+    fj::scheduler closed_pool(1);
+    {
+        fj::scheduler gone(1);
+        orphan = gone.submit([] { return 5; });
+        orphan.wait();
+    }
+    closed_pool_result = closed_pool.submit([] { return 6; });
+    closed_pool_result.wait();
+    closed_pool.shutdown();
+
+    auto on_default = [] { return &fj::current_scheduler() == &fj::default_scheduler(); };
+    auto a = orphan.then([&](int x) { return on_default() ? x : -1; });
+    auto b = closed_pool_result.then([&](int x) { return on_default() ? x : -1; });
+    EXPECT_EQ(get_or(a, 0), 5);
+    EXPECT_EQ(get_or(b, 0), 6);
 }
 
 INSTANTIATE_TEST_SUITE_P(workers, composition_test, fj_test::worker_counts(),

@@ -8,6 +8,7 @@
 //   - destroying a pre-fork scheduler does not join threads that do not exist.
 // The handlers hold the runtime's process-wide mutexes across fork(), so the child never
 // inherits one locked by a thread that is not there.
+#include "scheduler_registry.hpp"
 #include "system.hpp"
 
 #include <atomic>
@@ -19,21 +20,26 @@ namespace {
 // relaxed: written only in the child handler, while the child has a single thread.
 std::atomic<std::uint64_t> g_generation{0};
 
-// Lock order: the default scheduler's mutex, then the central pool's (creating the default
-// scheduler allocates from the pool under the first).
+// Lock order: the default scheduler's mutex, then the scheduler registry's (creating the default
+// scheduler registers it under the first), then the central pool's (creating the default
+// scheduler allocates from the pool under the first; the registry's holder never allocates from
+// the pool).
 void before_fork() noexcept {
     lock_default_scheduler();
+    lock_scheduler_registry();
     lock_central_pool();
 }
 
 void after_fork_in_parent() noexcept {
     unlock_central_pool();
+    unlock_scheduler_registry();
     unlock_default_scheduler();
 }
 
 void after_fork_in_child() noexcept {
     g_generation.fetch_add(1, std::memory_order_relaxed);
     unlock_central_pool(); // locked by this very thread in before_fork()
+    unlock_scheduler_registry();
     unlock_default_scheduler();
 }
 

@@ -11,6 +11,7 @@
 //   4. join the threads.
 // Nothing accepted is lost: a submit either got in before the close (and the workers cannot
 // stop before its task ran) or threw.
+#include "scheduler_registry.hpp"
 #include "system.hpp"
 
 #include <cstdio>
@@ -73,6 +74,7 @@ scheduler::scheduler(const scheduler_options& options) : m_options(options) {
     validate(options);
     detail::install_fork_handlers();
     m_generation = detail::process_generation();
+    m_id = detail::next_scheduler_id();
     m_worker_count = options.workers != 0 ? options.workers : detail::default_worker_count();
     m_options.workers = m_worker_count;
     m_workers.reserve(m_worker_count);
@@ -82,6 +84,12 @@ scheduler::scheduler(const scheduler_options& options) : m_options(options) {
     m_active.store(static_cast<std::uint32_t>(m_worker_count), std::memory_order_relaxed);
     m_asymmetric_barrier = detail::asymmetric_barrier_available();
     start_workers();
+    try {
+        detail::register_scheduler(m_id, this);
+    } catch (...) { // std::bad_alloc: no destructor will run, so undo the start here
+        shutdown();
+        throw;
+    }
 }
 
 void scheduler::start_workers() {
@@ -127,6 +135,9 @@ scheduler::~scheduler() {
                    stderr);
         std::terminate();
     }
+    // First: from now on then() on a ready future of this pool continues on the current
+    // scheduler instead (it would be refused after the close anyway).
+    detail::unregister_scheduler(m_id);
     shutdown();
 }
 
@@ -175,13 +186,14 @@ void scheduler::inject(detail::task* t) {
 
 namespace fj::detail {
 
-void schedule_continuation(task* t) noexcept {
+void schedule_continuation(task* t, std::uint64_t& home) noexcept {
     scheduler* s = current_scheduler_or_null();
     if (s ==
         nullptr) { // unreachable: tasks finish inside a scheduler's context; run it, never lose it
         t->run();
         return;
     }
+    home = s->m_id;
     if (worker* w = s->own_worker()) {
         try {
             s->push_local(*w, t); // hot in this cache, and the worker usually runs it next
@@ -192,13 +204,43 @@ void schedule_continuation(task* t) noexcept {
     s->inject(t); // from one of s's own tasks: accepted even while s drains (see inject())
 }
 
-void start_continuation(task* t) {
-    scheduler& s = current_scheduler();
-    if (worker* w = s.own_worker()) {
-        s.push_local(*w, t);
+void start_continuation(task* t, std::uint64_t antecedent_home, std::uint64_t& home) {
+    scheduler* s = current_scheduler_or_null();
+    if (s != nullptr && (antecedent_home == 0 || s->m_id == antecedent_home)) {
+        // Inside the antecedent's own pool (the common case, no lock) or with no home to go to.
+        home = s->m_id;
+        if (worker* w = s->own_worker())
+            s->push_local(*w, t);
+        else
+            s->inject(t);
         return;
     }
-    s.inject(t); // throws fj::scheduler_closed after shutdown, before anything is queued
+    if (antecedent_home != 0) {
+        // Elsewhere: the antecedent's pool if it still exists and accepts work. Under the
+        // registry's lock, so it cannot be destroyed while we inject.
+        const bool queued = with_live_scheduler(antecedent_home, [&](scheduler& home_pool) {
+            home = home_pool.m_id;
+            try {
+                home_pool.inject(t);
+                return true;
+            } catch (...) { // closed, or created before a fork() in this child: go elsewhere
+                return false;
+            }
+        });
+        if (queued)
+            return;
+    }
+    scheduler& fallback = current_scheduler();
+    home = fallback.m_id;
+    if (worker* w = fallback.own_worker())
+        fallback.push_local(*w, t);
+    else
+        fallback.inject(t); // throws fj::scheduler_closed after shutdown, before anything is queued
+}
+
+std::uint64_t current_scheduler_id() noexcept {
+    const scheduler* s = current_scheduler_or_null();
+    return s != nullptr ? s->m_id : 0;
 }
 
 } // namespace fj::detail

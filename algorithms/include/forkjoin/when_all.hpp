@@ -72,7 +72,8 @@ private:
     void complete() noexcept {
         auto move_inputs = [this]() -> Inputs { return std::move(m_inputs); };
         this->m_result.run(move_inputs);
-        if (this->m_completion.finish()) // last touch, unless the future was dropped
+        this->m_home = current_scheduler_id(); // then() on this future continues there
+        if (this->m_completion.finish())       // last touch, unless the future was dropped
             destroy_impl(this);
     }
 

@@ -121,7 +121,8 @@ private:
         // Every input is now ready or unwatched: the caller may wait on any of them.
         auto make_result = [this]() -> result_type { return {m_index, std::move(m_inputs)}; };
         this->m_result.run(make_result);
-        if (this->m_completion.finish()) // last touch, unless the future was dropped
+        this->m_home = current_scheduler_id(); // then() on this future continues there
+        if (this->m_completion.finish())       // last touch, unless the future was dropped
             release_ref();
     }
 

@@ -78,8 +78,9 @@ public:
 private:
     friend void detail::wait_slow(detail::completion&);
     friend bool detail::wait_until_slow(detail::completion&, std::chrono::steady_clock::time_point);
-    friend void detail::schedule_continuation(detail::task*) noexcept;
-    friend void detail::start_continuation(detail::task*);
+    friend void detail::schedule_continuation(detail::task*, std::uint64_t&) noexcept;
+    friend void detail::start_continuation(detail::task*, std::uint64_t, std::uint64_t&);
+    friend std::uint64_t detail::current_scheduler_id() noexcept;
     struct thread_group;
 
     // The calling thread's worker if it belongs to this scheduler.
@@ -136,6 +137,7 @@ private:
     std::atomic<bool> m_stop{false};                     // set once: all work done after close
     std::atomic<std::uint64_t> m_outside_rng{0x9e3779b97f4a7c15ull};
     std::uint64_t m_generation = 0; // the process fork() generation it was created in (#fork)
+    std::uint64_t m_id = 0;         // unique in the process, never reused: a future state's m_home
     std::unique_ptr<thread_group> m_threads;
     std::mutex m_shutdown_mutex;
     bool m_joined = false; // guarded by m_shutdown_mutex
@@ -145,6 +147,7 @@ template <class F>
 future<detail::task_result_t<F>> scheduler::submit(F&& fn) {
     detail::check_callable(fn);
     auto* t = make_task(std::forward<F>(fn));
+    t->m_home = m_id;
     try {
         inject(t);
     } catch (...) {
@@ -161,6 +164,7 @@ future<detail::task_result_t<F>> scheduler::fork(F&& fn) {
         return submit(std::forward<F>(fn));
     detail::check_callable(fn);
     auto* t = make_task(std::forward<F>(fn));
+    t->m_home = m_id;
     try {
         push_local(*w, t);
     } catch (...) { // the deque could not grow

@@ -9,6 +9,7 @@
 #include "task.hpp"
 #include "worker.hpp"
 
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -21,6 +22,11 @@ struct future_state {
     completion m_completion;
     result_slot<T> m_result;
     destroy_fn m_destroy = nullptr;
+    // The id of the scheduler that runs (ran) the task, 0 if none is known. Written before the
+    // task is queued (or, for when_all / when_any, before finish()), read by then() only once the
+    // completion word says done, so finish()'s release publishes it. then() on a ready future
+    // queues the continuation there: see start_continuation().
+    std::uint64_t m_home = 0;
 
     void destroy() noexcept { m_destroy(this); }
 };
@@ -31,11 +37,17 @@ using task_result_t = std::invoke_result_t<std::decay_t<F>&>;
 
 // Queues a continuation whose antecedent has just completed (called from the antecedent's
 // finish(), on the thread that ran it): onto that thread's deque if it is a worker of the running
-// scheduler, else into the running scheduler's injection queue. Never throws, never drops.
-void schedule_continuation(task* t) noexcept;
-// Starts a continuation whose antecedent was already complete when then() was called: forked on
-// the current scheduler, like fj::async. Throws (fj::scheduler_closed) without queuing it.
-void start_continuation(task* t);
+// scheduler, else into the running scheduler's injection queue. Sets `home` (the continuation's
+// m_home) before queuing it. Never throws, never drops.
+void schedule_continuation(task* t, std::uint64_t& home) noexcept;
+// Starts a continuation whose antecedent was already complete when then() was called: on the
+// antecedent's scheduler (`antecedent_home`) while that one is alive and open, so the same
+// program puts the continuation on the same pool however the race with the antecedent went (and
+// that pool's shutdown() waits for it); else on the current scheduler, like fj::async. Sets
+// `home` before queuing. Throws (fj::scheduler_closed) without queuing it.
+void start_continuation(task* t, std::uint64_t antecedent_home, std::uint64_t& home);
+// The id of the scheduler whose task the calling thread runs, 0 off every pool.
+std::uint64_t current_scheduler_id() noexcept;
 
 // fork_task's optional extra base: nothing, or a waiter record (a continuation waits on its
 // antecedent's completion, and the wake-up queues the continuation itself).
@@ -93,7 +105,8 @@ private:
     }
 
     static void wake_impl(waiter* w) noexcept {
-        schedule_continuation(static_cast<task*>(static_cast<fork_task*>(w)));
+        auto* self = static_cast<fork_task*>(w);
+        schedule_continuation(static_cast<task*>(self), self->m_home);
     }
 
     union { // a union so run_impl() can end the callable's life early; no optional flag needed

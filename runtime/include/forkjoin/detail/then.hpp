@@ -63,14 +63,17 @@ future<typename detail::then_result<T, F>::type> future<T>::then(F&& fn) {
     using task_type = detail::fork_task<body, R, detail::continuation_hook>;
     check();
     detail::check_callable(fn);
-    detail::completion& antecedent = m_state->m_completion; // lives as long as the body's future
+    detail::future_state<T>* antecedent = m_state; // lives as long as the body's future
     // *this is moved into the body only once the block is allocated: if that throws
     // (std::bad_alloc), this future is still valid.
     task_type* c = task_type::make(std::move(*this), std::forward<F>(fn));
     detail::waiter* record = c;
-    if (!antecedent.try_register(record)) { // already done or cancelled: start it now
+    if (!antecedent->m_completion.try_register(record)) { // already done or cancelled: start now
+        // m_home is read only once done (published by finish()); a cancelled antecedent that
+        // never ran has no home worth keeping.
+        const std::uint64_t home = antecedent->m_completion.is_done() ? antecedent->m_home : 0;
         try {
-            detail::start_continuation(c);
+            detail::start_continuation(c, home, c->m_home);
         } catch (...) {
             c->discard();
             throw;
