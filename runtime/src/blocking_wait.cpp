@@ -1,10 +1,13 @@
 // Waiting for a completion (futures and stolen join branches).
 //
-// On a worker: run that worker's other tasks until the completion is done (help while waiting);
-// the OS thread never sleeps while runnable work exists.
+// On a worker: park the waiting task on a fiber and let the worker go on (parking.cpp); where
+// that is not allowed, run that worker's other tasks until the completion is done (help while
+// waiting). Either way the OS thread never sleeps while runnable work exists. Timed waits help.
 // Off the pool: register a waiter record on this thread's stack and block on it. The producer's
 // finish() wakes it; the record stays alive until that wake-up has signalled it, because the wake
 // is the producer's last touch (docs/design.md#completion).
+#include "parking.hpp"
+
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -40,6 +43,8 @@ struct blocking_waiter : waiter {
 
 void wait_slow(completion& c) {
     if (worker* w = current_worker()) {
+        if (try_park(c)) // the usual case: this task waits on a fiber, the worker goes on
+            return;
         w->m_owner->help_on_worker([&] { return c.is_ready(); });
         return;
     }
@@ -50,7 +55,17 @@ void wait_slow(completion& c) {
 }
 
 bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadline) {
-    if (worker* w = current_worker()) {
+    if (current_worker() != nullptr) {
+        // Yield-park until ready or past the deadline (a parked wait cannot time out by itself).
+        for (;;) {
+            if (c.is_ready())
+                return true;
+            if (std::chrono::steady_clock::now() >= deadline)
+                return false;
+            if (!try_yield())
+                break; // not allowed here: help while waiting
+        }
+        worker* w = current_worker(); // re-read: we may have migrated
         unsigned polls = 0;
         // A task run while helping may overrun the deadline: help-while-waiting cannot preempt.
         w->m_owner->help_on_worker([&] {

@@ -11,6 +11,7 @@
 //   4. join the threads.
 // Nothing accepted is lost: a submit either got in before the close (and the workers cannot
 // stop before its task ran) or threw.
+#include "parking.hpp"
 #include "scheduler_registry.hpp"
 #include "system.hpp"
 
@@ -20,6 +21,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string>
+#include <thread>
 
 #include <boost/thread/thread.hpp>
 
@@ -83,6 +85,7 @@ scheduler::scheduler(const scheduler_options& options) : m_options(options) {
             std::make_unique<detail::worker>(this, i, m_options.initial_deque_capacity));
     m_active.store(static_cast<std::uint32_t>(m_worker_count), std::memory_order_relaxed);
     m_asymmetric_barrier = detail::asymmetric_barrier_available();
+    m_parking = detail::make_parking_lot(m_options, m_worker_count);
     start_workers();
     try {
         detail::register_scheduler(m_id, this);
@@ -161,6 +164,10 @@ void scheduler::shutdown() {
     m_sleep.notify_all();
     for (auto& t : m_threads->threads)
         t.join();
+    // A thread outside the pool that queued a parked task's record may still be notifying.
+    // acquire: pairs with the release decrement in make_resumable(), its last touch.
+    while (m_wakers.load(std::memory_order_acquire) != 0)
+        std::this_thread::yield();
     m_joined = true;
 }
 
@@ -256,7 +263,8 @@ scheduler_stats scheduler::stats() const {
         const detail::worker_counters& c = w->m_stats;
         worker_stats ws{c.tasks_run.get(),     c.forks.get(),          c.steals.get(),
                         c.failed_steals.get(), c.injected_taken.get(), c.sleeps.get(),
-                        c.wakeups.get()};
+                        c.wakeups.get(),       c.parks.get(),          c.resumes.get(),
+                        c.migrations.get()};
         ws.queued = w->m_deque.size_hint();
         ws.asleep = ws.sleeps > ws.wakeups;
         s.workers.push_back(ws);
@@ -264,6 +272,8 @@ scheduler_stats scheduler::stats() const {
     s.closed = is_closed();
     s.injected_empty = m_injected.empty_hint();
     s.active = m_active.load(std::memory_order_relaxed); // a diagnostic snapshot: any value will do
+    s.parked = m_parked.load(std::memory_order_relaxed);
+    s.parking = m_parking != nullptr;
     return s;
 }
 
@@ -275,6 +285,9 @@ worker_stats& worker_stats::operator+=(const worker_stats& o) noexcept {
     injected_taken += o.injected_taken;
     sleeps += o.sleeps;
     wakeups += o.wakeups;
+    parks += o.parks;
+    resumes += o.resumes;
+    migrations += o.migrations;
     return *this;
 }
 
@@ -290,7 +303,8 @@ std::ostream& operator<<(std::ostream& out, const scheduler_stats& stats) {
         out << name << ": tasks_run=" << w.tasks_run << " forks=" << w.forks
             << " steals=" << w.steals << " failed_steals=" << w.failed_steals
             << " injected_taken=" << w.injected_taken << " sleeps=" << w.sleeps
-            << " wakeups=" << w.wakeups;
+            << " wakeups=" << w.wakeups << " parks=" << w.parks << " resumes=" << w.resumes
+            << " migrations=" << w.migrations;
     };
     for (std::size_t i = 0; i < stats.workers.size(); ++i) {
         const worker_stats& w = stats.workers[i];
@@ -299,7 +313,8 @@ std::ostream& operator<<(std::ostream& out, const scheduler_stats& stats) {
     }
     counters("total", stats.total());
     out << "\nscheduler: " << (stats.closed ? "closed" : "open") << ", injection queue "
-        << (stats.injected_empty ? "empty" : "not empty") << ", active=" << stats.active << '\n';
+        << (stats.injected_empty ? "empty" : "not empty") << ", active=" << stats.active
+        << ", parked=" << stats.parked << (stats.parking ? "" : " (parking off)") << '\n';
     return out;
 }
 

@@ -8,13 +8,16 @@
 //   4. the injection queue.
 // Idle workers spin for options().spin_before_sleep, then sleep on the event count
 // (docs/design.md#sleep). The shutdown sequence is in scheduler.cpp and docs/design.md#shutdown.
+#include "parking.hpp"
+
 #include <chrono>
 #include <thread>
 
 #include <forkjoin/scheduler.hpp>
 
 namespace fj::detail {
-thread_local constinit thread_context tl_context{};
+bool run_worker_on_fibers(fj::scheduler& s, worker& w); // parking.cpp
+thread_local constinit thread_context tl_context __attribute__((tls_model("initial-exec"))){};
 } // namespace fj::detail
 
 namespace fj {
@@ -148,7 +151,10 @@ detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
         }
         // seq_cst: the termination invariant above needs a single order of these decrements with
         // the queue re-checks and the helpers' increments.
-        if (m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && closed) {
+        // A parked task is pending work too (docs/design.md#parking): it is counted in m_parked
+        // until a worker takes its record from a queue.
+        if (m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && closed &&
+            m_parked.load(std::memory_order_seq_cst) == 0) {
             // Last one awake, nothing queued, nothing can come: stop everybody.
             m_stop.store(true,
                          std::memory_order_release); // pairs with the acquire loads above/below
@@ -167,19 +173,31 @@ detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
 
 void scheduler::worker_main(std::size_t index) {
     detail::worker& w = *m_workers[index];
-    detail::tl_context = {&w, this};
-    while (detail::task* t = find_work_or_sleep(w))
-        run_task(w, t);
+    detail::tl_context = {&w, this, nullptr};
+    if (m_parking == nullptr || !detail::run_worker_on_fibers(*this, w)) {
+        while (detail::task* t = find_work_or_sleep(w))
+            run_task(w, t);
+    }
     detail::tl_context = {};
 }
 
 // --- Helping while waiting ----------------------------------------------------------------------
 
 void scheduler::help_until(detail::function_ref<bool()> done) {
-    if (detail::worker* w = detail::current_worker())
-        w->m_owner->help_on_worker(done); // a worker helps its own pool, whichever it waits on
-    else
+    if (detail::current_worker() == nullptr) {
         help_outside(done);
+        return;
+    }
+    // On a worker: yield-park until done (docs/design.md#parking): the waiting task steps aside
+    // on its fiber and re-checks after the worker has run what else there is, so nothing runs on
+    // top of its frame. Where parking is not allowed, help while waiting instead.
+    while (!done()) {
+        if (!detail::try_yield()) {
+            // A worker helps its own pool, whichever it waits on. Re-read: we may have migrated.
+            detail::current_worker()->m_owner->help_on_worker(done);
+            return;
+        }
+    }
 }
 
 void scheduler::help_on_worker(detail::function_ref<bool()> done) {

@@ -27,6 +27,21 @@ struct scheduler_options {
     // demand; a fork never fails for space).
     std::size_t initial_deque_capacity = 256;
 
+    // Joins that must wait on a worker (future::get()/wait(), fj::join whose second branch was
+    // stolen) park the waiting task on a fiber and let the worker go on with other work, instead
+    // of running unrelated tasks on top of the waiting frame (docs/design.md#parking). The
+    // FJ_PARKING environment variable (0 or 1) overrides this default for every scheduler.
+    bool park_waiting_tasks = true;
+
+    // Usable size of each fiber stack: a reservation (MAP_NORESERVE) of which only touched pages
+    // cost memory, so a recursion that fits the main thread's 8 MiB stack also fits a task.
+    std::size_t fiber_stack_size = std::size_t{64} << 20;
+
+    // At most this many tasks parked at once per scheduler (each holds one stack, i.e. two kernel
+    // memory maps of the process's vm.max_map_count); beyond it a join helps while waiting
+    // instead. 0: three eighths of vm.max_map_count (24,573 with Linux's default).
+    std::size_t max_parked_tasks = 0;
+
     static constexpr std::chrono::microseconds max_spin_before_sleep{100'000};
     static constexpr std::size_t max_initial_deque_capacity = std::size_t{1} << 20;
 

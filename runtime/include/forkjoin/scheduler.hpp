@@ -35,6 +35,14 @@
 #include <utility>
 #include <vector>
 
+namespace fj::detail {
+struct parking_lot;
+struct fiber_runtime; // parking.cpp: the worker loop on fibers, park and resume
+struct parking_lot_deleter {
+    void operator()(parking_lot* lot) const noexcept; // parking.cpp, where the type is complete
+};
+} // namespace fj::detail
+
 namespace fj {
 
 class scheduler {
@@ -81,6 +89,7 @@ private:
     friend void detail::schedule_continuation(detail::task*, std::uint64_t&) noexcept;
     friend void detail::start_continuation(detail::task*, std::uint64_t, std::uint64_t&);
     friend std::uint64_t detail::current_scheduler_id() noexcept;
+    friend struct detail::fiber_runtime;
     struct thread_group;
 
     // The calling thread's worker if it belongs to this scheduler.
@@ -139,6 +148,14 @@ private:
     std::uint64_t m_generation = 0; // the process fork() generation it was created in (#fork)
     std::uint64_t m_id = 0;         // unique in the process, never reused: a future state's m_home
     std::unique_ptr<thread_group> m_threads;
+    std::unique_ptr<detail::parking_lot, detail::parking_lot_deleter>
+        m_parking; // null when parking is off
+    // Tasks parked and not yet queued for resumption: pending work the pool must not stop under
+    // (the termination invariant, docs/design.md#parking). seq_cst: read by the last worker to
+    // go idle in the same single order as m_active.
+    alignas(128) std::atomic<std::size_t> m_parked{0};
+    // Threads outside the pool inside make_resumable(): the destructor waits for them to leave.
+    std::atomic<std::uint32_t> m_wakers{0};
     std::mutex m_shutdown_mutex;
     bool m_joined = false; // guarded by m_shutdown_mutex
 };

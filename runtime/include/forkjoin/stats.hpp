@@ -16,6 +16,9 @@ struct worker_stats {
     std::uint64_t injected_taken = 0; // tasks taken from the global injection queue
     std::uint64_t sleeps = 0;         // times the worker went to sleep
     std::uint64_t wakeups = 0;        // times it woke up
+    std::uint64_t parks = 0;          // waiting tasks this worker parked on a fiber
+    std::uint64_t resumes = 0;        // parked tasks that continued on this worker
+    std::uint64_t migrations = 0;     // of those, parked on another worker
     // State at the snapshot (for diagnosing a stall), not counters: not summed by total().
     std::uint64_t queued = 0; // tasks in this worker's deque
     bool asleep = false;      // on the event count (it went to sleep more often than it woke)
@@ -28,6 +31,8 @@ struct scheduler_stats {
     bool closed = false;        // shutdown() has begun
     bool injected_empty = true; // the injection queue looked empty
     std::uint32_t active = 0;   // workers awake plus outside threads running one of its tasks
+    std::uint64_t parked = 0;   // tasks parked on fibers and not yet queued to resume
+    bool parking = false;       // waiting tasks park on fibers (else they help while waiting)
     worker_stats total() const noexcept;
 };
 

@@ -21,6 +21,9 @@ public:
     void bump() noexcept {
         m_value.store(m_value.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
+    void unbump() noexcept {
+        m_value.store(m_value.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    }
     std::uint64_t get() const noexcept { return m_value.load(std::memory_order_relaxed); }
 
 private:
@@ -29,6 +32,7 @@ private:
 
 struct worker_counters {
     counter tasks_run, forks, steals, failed_steals, injected_taken, sleeps, wakeups;
+    counter parks, resumes, migrations; // tasks parked on a fiber; resumed here; of those, moved
 };
 
 struct alignas(128) worker {

@@ -1,0 +1,381 @@
+// Joins that never trap a worker: a task that must wait on a worker parks on a fiber
+// (docs/design.md#parking).
+//
+// Every worker runs its loop on a fiber (a "loop fiber", on a pooled stack). A join whose child
+// was not stolen pops and runs it inline, exactly as without fibers. Only a wait that would block
+// (future::get()/wait(), or fj::join whose second branch was stolen and is still running) parks:
+//   1. take a fresh loop fiber;
+//   2. switch to it with resume_with(); the function that runs on the far side of the switch, once
+//      our context is saved, stores our handle in a park_record on our stack and registers that
+//      record as the completion's waiter (if the completion is already ready, it queues the
+//      record at once). Registering only after the save is what makes a lost or early wake-up
+//      impossible: nobody can resume a context that has not been saved;
+//   3. the worker goes on with other work on the fresh fiber;
+//   4. the completion's finish() calls the record's wake(), which queues the record as a task:
+//      on the completing worker's own deque if it is one of this pool's (it pops it next: the
+//      last to finish the join continues), else in the injection queue;
+//   5. whoever takes the record resumes the parked fiber. A loop at its top level does so by
+//      ending: its fiber returns the parked one's handle, and its stack goes back to the pool.
+//      A thread that takes the record while it helps (a nested wait that could not park) saves
+//      its own context on a per-worker "return" list, resumes the parked fiber, and is resumed
+//      itself by the next loop that reaches its top level on that worker.
+// Suspended fibers are never destroyed: every fiber ends by returning the next one to run.
+#include "parking.hpp"
+
+#include "fiber_switch.hpp"
+#include "stack_pool.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/context/fiber.hpp>
+
+namespace fj::detail {
+
+namespace ctx = boost::context;
+
+// A parked task: a task (queued to resume it) and a waiter (registered on the completion).
+struct park_record final : task, waiter {
+    fj::scheduler* owner = nullptr;
+    ctx::fiber fiber;           // the parked context, set on the far side of the switch
+    fiber_info* info = nullptr; // its sanitizer context
+    std::size_t parked_on = 0;  // worker index, to count migrations
+    bool via_injection = false; // queued in the injection queue (for the statistics)
+};
+
+// Fiber state of one worker, touched only by the thread that runs that worker.
+struct alignas(128) fiber_worker {
+    ctx::fiber native;                  // the worker thread's own stack: where the last loop ends
+    fiber_info native_info;             // its sanitizer context
+    park_record* resume_next = nullptr; // taken by the loop at top level: end into it
+    task* loop_task = nullptr;          // the task the loop is running at top level
+};
+
+struct parking_lot {
+    parking_lot(std::size_t stack_size, std::size_t cap, std::size_t workers)
+        : stacks(stack_size, k_keep_resident), max_parked(cap), per_worker(workers) {}
+
+    // Stacks returned to the pool keep at most this much of their top resident; the rest is
+    // given back to the kernel, so a deep burst does not pin memory.
+    static constexpr std::size_t k_keep_resident = std::size_t{256} << 10;
+
+    stack_pool stacks;
+    std::size_t max_parked;
+    std::vector<fiber_worker> per_worker;
+};
+
+namespace {
+
+// The sanitizer record of a fiber sits at the top of its stack, above Boost's control record.
+constexpr std::size_t k_info_space = (sizeof(fiber_info) + 63) & ~std::size_t{63};
+
+// Boost.Context's stack-allocator concept over the scheduler's pool. allocate() runs inside
+// ctx::fiber's constructor just before the creating jump (see fiber_switch.hpp); deallocate()
+// runs on the next context after a fiber has ended.
+struct pooled_stack {
+    stack_pool* pool;
+    fiber_info** created; // out: the new fiber's sanitizer record
+
+    ctx::stack_context allocate() {
+        ctx::stack_context sc = pool->allocate();
+        auto* info = ::new (static_cast<char*>(sc.sp) - k_info_space) fiber_info{};
+        sc.sp = info;
+        sc.size -= k_info_space;
+        init_sanitizer_context(*info, static_cast<char*>(sc.sp) - sc.size, sc.size);
+        *created = info;
+        tsan_switch(info->tsan_fiber); // the creator switches back after the constructor
+        return sc;
+    }
+
+    void deallocate(ctx::stack_context& sc) noexcept {
+        auto* info = static_cast<fiber_info*>(sc.sp);
+        destroy_sanitizer_context(*info);
+        info->~fiber_info();
+        sc.sp = static_cast<char*>(sc.sp) + k_info_space;
+        sc.size += k_info_space;
+        pool->deallocate(sc);
+    }
+};
+
+std::size_t default_parking_cap() {
+    // Each parked task holds a guarded stack: two memory maps. Use at most three quarters of the
+    // process's map count for them, the rest is for everything else (the heap, libraries). If
+    // several schedulers together run out, a failed mmap makes a wait help instead.
+    std::size_t max_map_count = 65530;
+    std::ifstream in("/proc/sys/vm/max_map_count");
+    if (in)
+        in >> max_map_count;
+    const std::size_t cap = max_map_count / 2 * 3 / 4;
+    return cap < 64 ? 64 : cap;
+}
+
+bool parking_enabled_by_environment(bool configured) {
+    const char* env = std::getenv("FJ_PARKING");
+    if (env == nullptr || *env == '\0')
+        return configured;
+    const std::string value = env;
+    if (value == "0")
+        return false;
+    if (value == "1")
+        return true;
+    throw std::invalid_argument("FJ_PARKING='" + value +
+                                "' is not valid: use 1 to park waiting tasks on fibers, 0 to "
+                                "help while waiting, or unset it for the scheduler's option");
+}
+
+} // namespace
+
+void parking_lot_deleter::operator()(parking_lot* lot) const noexcept {
+    delete lot;
+}
+
+std::unique_ptr<parking_lot, parking_lot_deleter> make_parking_lot(const scheduler_options& options,
+                                                                   std::size_t workers) {
+    if (!parking_enabled_by_environment(options.park_waiting_tasks))
+        return nullptr;
+    const std::size_t cap =
+        options.max_parked_tasks != 0 ? options.max_parked_tasks : default_parking_cap();
+    return std::unique_ptr<parking_lot, parking_lot_deleter>(
+        new parking_lot(options.fiber_stack_size, cap, workers));
+}
+
+// The scheduler's side: friend of fj::scheduler.
+struct fiber_runtime {
+    static fiber_worker& state_of(fj::scheduler& s, const worker& w) noexcept {
+        return s.m_parking->per_worker[w.m_index];
+    }
+
+    // A fresh loop fiber of s; its sanitizer record through `info`. Throws std::bad_alloc.
+    static ctx::fiber make_loop_fiber(fj::scheduler& s, fiber_info*& info) {
+        void* const creator = tsan_current();
+        pooled_stack alloc{&s.m_parking->stacks, &info};
+        try {
+            ctx::fiber f(std::allocator_arg, alloc,
+                         [&s](ctx::fiber&& caller) { return loop(s, std::move(caller)); });
+            tsan_switch(creator);
+            return f;
+        } catch (...) {
+            tsan_switch(creator);
+            throw;
+        }
+    }
+
+    // Ends the calling loop fiber by switching to `next` (described by `next_info`).
+    static ctx::fiber end_into(ctx::fiber&& next, fiber_info& next_info) noexcept {
+        tl_context.fiber = &next_info;
+        before_switch(nullptr, next_info);
+        return std::move(next);
+    }
+
+    // The body of every loop fiber. `caller` is the worker's native context for the first loop
+    // fiber of a thread, empty for the ones started by a park.
+    static ctx::fiber loop(fj::scheduler& s, ctx::fiber&& caller) noexcept {
+        {
+            fiber_worker& fw = state_of(s, *current_worker());
+            after_switch(nullptr, caller ? &fw.native_info : nullptr);
+            if (caller)
+                fw.native = std::move(caller);
+        }
+        for (;;) {
+            worker& w = *current_worker(); // re-read every round: this fiber may have migrated
+            fiber_worker& fw = state_of(s, w);
+            task* t = s.find_work_or_sleep(w);
+            if (t == nullptr) // stopped: end on the thread's own stack
+                return end_into(std::move(fw.native), fw.native_info);
+            fw.loop_task = t;
+            s.run_task(w, t);
+            fiber_worker& now = state_of(s, *current_worker());
+            now.loop_task = nullptr;
+            if (park_record* r = std::exchange(now.resume_next, nullptr)) {
+                fiber_info& info = *r->info; // r lives on the stack we switch to: read it first
+                return end_into(std::move(r->fiber), info);
+            }
+        }
+    }
+
+    // worker_main() on fibers. False if the first loop fiber could not be created (no memory):
+    // the worker then runs its loop on its own stack, and its tasks never park.
+    static bool run_worker(fj::scheduler& s, worker& w) {
+        fiber_worker& fw = state_of(s, w);
+        capture_native_context(fw.native_info);
+        fiber_info* info = nullptr;
+        ctx::fiber first;
+        try {
+            first = make_loop_fiber(s, info);
+        } catch (const std::bad_alloc&) {
+            return false;
+        }
+        tl_context.fiber = info;
+        before_switch(&fw.native_info, *info);
+        std::move(first).resume(); // returns when a loop fiber of this thread ends (stop)
+        after_switch(&state_of(s, *current_worker()).native_info);
+        tl_context.fiber = nullptr;
+        return true;
+    }
+
+    // The record's wake(): the completion it waits on is ready. Last touch of the record by the
+    // completing thread: once queued, it may be resumed and gone at once.
+    static void wake(waiter* wt) noexcept {
+        auto* r = static_cast<park_record*>(wt);
+        make_resumable(*r->owner, r);
+    }
+
+    static void make_resumable(fj::scheduler& s, park_record* r) noexcept {
+        worker* w = current_worker();
+        if (w != nullptr && w->m_owner == &s && tl_context.s == &s) {
+            try {
+                s.push_local(*w, r); // popped next by this worker: the last to finish continues
+                return;
+            } catch (...) { // the deque could not grow: the injection queue needs no memory
+            }
+            r->via_injection = true;
+            s.m_injected.push(r, true);
+            s.m_sleep.notify_one();
+            return;
+        }
+        // Another thread (outside the pool, or another pool's worker): the pool may finish and
+        // be destroyed as soon as the record is queued, so the destructor waits for m_wakers.
+        // relaxed: the pool cannot stop before the record is queued (m_parked), and the queue's
+        // seq_cst push orders this increment before anything that follows the pop.
+        s.m_wakers.fetch_add(1, std::memory_order_relaxed);
+        r->via_injection = true;
+        s.m_injected.push(r, true); // accepted while closing: parked work is work being finished
+        s.m_sleep.notify_one();
+        // release: pairs with the destructor's acquire load; our last touch of s.
+        s.m_wakers.fetch_sub(1, std::memory_order_release);
+    }
+
+    // The record's run(): whoever took it from a queue resumes the parked task (step 5) if it
+    // is a loop at top level; anyone else hands it back to the pool. A parked task never
+    // continues on top of another task's frame: that frame could be what it waits for.
+    static void resume(task* t) noexcept {
+        auto* r = static_cast<park_record*>(t);
+        fj::scheduler& s = *r->owner;
+        worker* w = current_worker();
+        if (w != nullptr && w->m_owner == &s && tl_context.s == &s && tl_context.fiber != nullptr) {
+            fiber_worker& fw = state_of(s, *w);
+            if (fw.loop_task == r) { // the loop ends into it once run() returns
+                // seq_cst: the record leaves the count only now that an active worker holds it
+                // (the termination invariant: parked, queued or held, never none of the three).
+                s.m_parked.fetch_sub(1, std::memory_order_seq_cst);
+                w->m_stats.tasks_run.unbump(); // a resumption, not a task: keep the counts exact
+                if (r->via_injection)
+                    w->m_stats.injected_taken.unbump();
+                fw.resume_next = r;
+                return;
+            }
+        }
+        // A thread helping inside a wait (or outside the pool) took it: back to the injection
+        // queue, for a loop at top level. Accepted while closing: parked work is being finished.
+        if (w != nullptr) {
+            w->m_stats.tasks_run.unbump();
+            if (r->via_injection)
+                w->m_stats.injected_taken.unbump();
+        }
+        r->via_injection = true;
+        s.m_injected.push(r, true);
+        s.m_sleep.notify_one();
+    }
+
+    // Whether the calling task may park now (see try_park()).
+    static fj::scheduler* may_park() {
+        worker* w = current_worker();
+        if (w == nullptr || tl_context.fiber == nullptr)
+            return nullptr; // off the pool, or a worker running its loop on its own stack
+        fj::scheduler& s = *w->m_owner;
+        if (s.m_parking == nullptr || tl_context.s != &s)
+            return nullptr; // parking off, or nested in a foreign scheduler's task
+        // A wait inside a catch block or during unwinding must not migrate: the exception being
+        // handled is per thread (fibers study §4.2).
+        if (std::uncaught_exceptions() > 0 || std::current_exception() != nullptr)
+            return nullptr;
+        // relaxed: the cap is approximate by design (a few over it when workers race is fine).
+        if (s.m_parked.load(std::memory_order_relaxed) >= s.m_parking->max_parked)
+            return nullptr;
+        return &s;
+    }
+
+    // Parks the calling task; `enqueue(record)` runs on the far side of the switch, once our
+    // context is saved, and must arrange for the record to be queued (now or by a wake-up).
+    // Queuing the record is enqueue's last touch of anything on the parked stack (the record,
+    // the closures, their captures): from then on that stack may be resumed elsewhere.
+    template <class Enqueue>
+    static bool park_with(fj::scheduler& s, Enqueue&& enqueue) {
+        worker* w = current_worker();
+        fiber_info* next_info = nullptr;
+        ctx::fiber next;
+        try {
+            next = make_loop_fiber(s, next_info);
+        } catch (const std::bad_alloc&) {
+            return false;
+        }
+        park_record rec;
+        rec.m_run = &resume;
+        rec.m_wake = &wake;
+        rec.owner = &s;
+        rec.info = tl_context.fiber;
+        rec.parked_on = w->m_index;
+        w->m_stats.parks.bump();
+        // seq_cst: counted before this worker can go idle, in the order the last idle worker
+        // reads it (termination invariant).
+        s.m_parked.fetch_add(1, std::memory_order_seq_cst);
+        fiber_info* const self = tl_context.fiber;
+        tl_context.fiber = next_info;
+        before_switch(self, *next_info);
+        std::move(next).resume_with([&rec, &enqueue](ctx::fiber&& parked) -> ctx::fiber {
+            rec.fiber = std::move(parked); // saved: from here on it may be resumed
+            enqueue(rec);
+            return {};
+        });
+        // Resumed, maybe on another worker of the pool.
+        after_switch(self);
+        tl_context.fiber = self;
+        worker& now = *current_worker();
+        now.m_stats.resumes.bump();
+        if (now.m_index != rec.parked_on)
+            now.m_stats.migrations.bump();
+        return true;
+    }
+
+    static bool park(completion& c) {
+        fj::scheduler* s = may_park();
+        return s != nullptr && park_with(*s, [&c](park_record& rec) {
+                   if (!c.try_register(&rec))
+                       wake(&rec); // ready meanwhile: queue it now
+               });
+    }
+
+    // Yield-parking: park and queue at once, behind the injection queue's other work, so the
+    // worker runs what there is before it comes back to re-check. False if not allowed.
+    static bool yield() {
+        fj::scheduler* s = may_park();
+        return s != nullptr && park_with(*s, [s](park_record& rec) {
+                   // This closure lives on the parked stack, which may be running again (and
+                   // reused) as soon as the record is queued: copy what the notify needs first.
+                   fj::scheduler* const pool = s;
+                   rec.via_injection = true;
+                   pool->m_injected.push(&rec, true);
+                   pool->m_sleep.notify_one();
+               });
+    }
+};
+
+bool try_park(completion& c) {
+    return fiber_runtime::park(c);
+}
+
+bool try_yield() {
+    return fiber_runtime::yield();
+}
+
+bool run_worker_on_fibers(fj::scheduler& s, worker& w) {
+    return fiber_runtime::run_worker(s, w);
+}
+
+} // namespace fj::detail

@@ -1,0 +1,31 @@
+// Parking waiting tasks on fibers (docs/design.md#parking): the runtime side that the rest of
+// src/ calls. Everything that knows about Boost.Context lives in parking.cpp.
+#pragma once
+
+#include <forkjoin/detail/completion.hpp>
+#include <forkjoin/scheduler.hpp>
+
+namespace fj::detail {
+
+// Per-scheduler fiber state (stacks, per-worker switch state); null when parking is off.
+struct parking_lot;
+
+// Creates the scheduler's parking state, or returns null when parking is off (options or
+// FJ_PARKING=0).
+std::unique_ptr<parking_lot, parking_lot_deleter> make_parking_lot(const scheduler_options& options,
+                                                                   std::size_t workers);
+
+// On one of the scheduler's workers, in its own context: parks the calling task until `c` is
+// ready and returns true once it has been resumed (maybe on another worker of the same pool).
+// Returns false, having done nothing, where parking is not allowed (off, a foreign context, an
+// exception in flight, the cap on parked tasks reached, no memory for a stack): the caller then
+// helps while waiting.
+bool try_park(completion& c);
+
+// The same conditions; parks the calling task and queues it again at once, behind the injection
+// queue's other work, so that the worker runs other tasks before the caller re-checks whatever
+// it waits for (reschedule_until with an arbitrary predicate, timed waits). Returns false, having
+// done nothing, where parking is not allowed.
+bool try_yield();
+
+} // namespace fj::detail

@@ -1,0 +1,218 @@
+// Joins that park on fibers (docs/design.md#parking): a waiter whose child was stolen does not
+// trap its worker, returns as soon as the child is done (not when unrelated work finishes), and
+// tens of thousands of waiting tasks need no worker each. Tests of parking itself are skipped
+// when parking is off (FJ_PARKING=0: CI runs the suites that way too); the rest hold either way.
+#include "support.hpp"
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using fj_test::scaled;
+using fj_test::spin_until;
+
+bool parking_on(fj::scheduler& pool) {
+    return pool.stats().parking;
+}
+
+class parking_test : public fj_test::guarded_test {};
+
+// The adversarial case of help-while-waiting (oneTBB#942): the root waits on a stolen child while
+// a long unrelated task is queued. Parked, the root continues on the thread that finished the
+// child while the long task still runs; helping, it would run the long task on top of its own
+// frame and return only after it. The long task ends as soon as the root has returned (or after
+// 20 s, which is the failure), so the check is an order of events, not a speed.
+TEST_F(parking_test, a_waiter_returns_when_its_child_is_done_not_when_unrelated_work_is) {
+    fj::scheduler pool(2);
+    if (!parking_on(pool))
+        GTEST_SKIP() << "parking is off (FJ_PARKING=0)";
+    std::atomic<bool> child_started{false}, root_returned{false}, long_task_timed_out{false};
+    auto root = pool.submit([&] {
+        auto child = fj::fork([&] {
+            child_started = true;
+            std::this_thread::sleep_for(50ms);
+            return 7;
+        });
+        // Let the other worker steal the child, then queue the long task behind us.
+        if (!spin_until([&] { return child_started.load(); }))
+            return -1;
+        auto long_task = fj::current_scheduler().submit([&] {
+            const auto give_up = std::chrono::steady_clock::now() + 20s;
+            while (!root_returned.load())
+                if (std::chrono::steady_clock::now() > give_up) {
+                    long_task_timed_out = true;
+                    return;
+                }
+        });
+        (void)long_task;               // dropped: runs anyway
+        const int value = child.get(); // parks: this worker goes on with the long task
+        root_returned = true;
+        return value;
+    });
+    EXPECT_EQ(fj_test::get_or(root, 0), 7);
+    pool.shutdown();
+    EXPECT_FALSE(long_task_timed_out.load())
+        << "the waiter was trapped under the long task until it finished";
+    EXPECT_GE(pool.stats().total().parks, 1u);
+}
+
+// Tens of thousands of tasks wait at once on a 2-worker pool, each holding 4 KiB of live stack
+// data across its wait, without a worker each and without overflowing anything: a chain where
+// task i waits for task i+1 and the last one waits for a gate opened from outside.
+TEST_F(parking_test, tens_of_thousands_of_tasks_wait_at_once_without_a_worker_each) {
+    fj::scheduler_options options;
+    options.workers = 2;
+    options.max_parked_tasks = 30000;
+    fj::scheduler pool(options);
+    if (!parking_on(pool))
+        GTEST_SKIP() << "parking is off (FJ_PARKING=0)";
+    const int n = static_cast<int>(scaled(20000));
+    std::atomic<bool> open{false};
+    std::atomic<int> waiting{0};
+    fj::future<long> next = pool.submit([&]() -> long {
+        spin_until([&] { return open.load(); }, std::chrono::seconds(60));
+        return 0;
+    });
+    for (int i = n - 1; i >= 0; --i) {
+        next = pool.submit([&waiting, i, after = std::move(next)]() mutable -> long {
+            std::array<unsigned char, 4096> live;
+            live.fill(static_cast<unsigned char>(i));
+            waiting.fetch_add(1);
+            const long rest = after.get(); // parks
+            for (unsigned char byte : live)
+                if (byte != static_cast<unsigned char>(i))
+                    throw std::logic_error("stack data changed across the wait");
+            return rest + 1;
+        });
+    }
+    // Every task is waiting at once (and the gate task holds one worker): only parking allows it.
+    EXPECT_TRUE(spin_until([&] { return waiting.load() == n; }, std::chrono::seconds(60)))
+        << waiting.load() << " of " << n << " tasks reached their wait";
+    EXPECT_GE(pool.stats().parked, static_cast<std::uint64_t>(n) - 1);
+    open = true;
+    EXPECT_EQ(fj_test::get_or(next, -1L), n);
+}
+
+// Recursion that belongs to the program runs with the default stack sizes: 10^5 nested joins.
+TEST_F(parking_test, a_chain_of_a_hundred_thousand_nested_joins_fits_the_default_stacks) {
+#if defined(__SANITIZE_ADDRESS__)
+    const int depth = 20000; // ASan's frames are several times larger
+#else
+    const int depth = 100000;
+#endif
+    fj::scheduler pool(2);
+    struct chain {
+        static int down(int n) {
+            if (n == 0)
+                return 0;
+            auto [below, other] = fj::join([n] { return down(n - 1); }, [] { return 1; });
+            return below + other;
+        }
+    };
+    auto f = pool.submit([depth] { return chain::down(depth); });
+    EXPECT_EQ(fj_test::get_or(f, -1), depth);
+}
+
+// A wait inside a catch block must not migrate (the exception being handled belongs to the
+// thread): it helps instead, and still sees its exception afterwards.
+TEST_F(parking_test, a_wait_inside_a_catch_block_keeps_its_exception) {
+    fj::scheduler pool(2);
+    auto f = pool.submit([] {
+        try {
+            throw std::runtime_error("outer");
+        } catch (const std::runtime_error&) {
+            auto child = fj::fork([] {
+                std::this_thread::sleep_for(1ms);
+                return 1;
+            });
+            std::this_thread::sleep_for(2ms); // likely stolen meanwhile
+            const int v = child.get();
+            try {
+                throw; // the handled exception is still this thread's
+            } catch (const std::runtime_error& e) {
+                return std::string(e.what()) == "outer" ? v : -1;
+            }
+        }
+    });
+    EXPECT_EQ(fj_test::get_or(f, 0), 1);
+}
+
+// An exception thrown by a child crosses a park and a migration to the waiter.
+TEST_F(parking_test, exceptions_reach_a_waiter_that_parked_and_migrated) {
+    fj::scheduler pool(2);
+    for (int round = 0; round < static_cast<int>(scaled(200)); ++round) {
+        auto f = pool.submit([] {
+            auto child = fj::fork([]() -> int {
+                std::this_thread::sleep_for(100us);
+                throw std::out_of_range("child");
+            });
+            std::this_thread::sleep_for(50us);
+            try {
+                child.get();
+            } catch (const std::out_of_range&) {
+                return 1;
+            }
+            return 0;
+        });
+        ASSERT_EQ(fj_test::get_or(f, -1), 1);
+    }
+}
+
+// Beyond the cap a wait helps instead of parking, and everything still completes.
+TEST_F(parking_test, beyond_the_cap_waits_help_instead) {
+    fj::scheduler_options options;
+    options.workers = 2;
+    options.max_parked_tasks = 1;
+    fj::scheduler pool(options);
+    std::vector<fj::future<long>> roots;
+    for (int i = 0; i < 8; ++i)
+        roots.push_back(pool.submit([] {
+            struct fib {
+                static long of(int n) {
+                    if (n < 2)
+                        return n;
+                    auto a = fj::fork([n] { return of(n - 1); });
+                    long b = of(n - 2);
+                    return a.get() + b;
+                }
+            };
+            return fib::of(18);
+        }));
+    for (auto& r : roots)
+        EXPECT_EQ(fj_test::get_or(r, -1L), 2584);
+    EXPECT_LE(pool.stats().parked, 1u);
+}
+
+TEST(parking_options, fj_parking_environment_variable_is_validated) {
+    // Checked by the scheduler constructor; a bad value names itself.
+    const char* before = std::getenv("FJ_PARKING");
+    const std::string saved = before != nullptr ? before : "";
+    ASSERT_EQ(setenv("FJ_PARKING", "maybe", 1), 0);
+    try {
+        fj::scheduler pool(1);
+        ADD_FAILURE() << "FJ_PARKING=maybe was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("FJ_PARKING='maybe'"), std::string::npos);
+    }
+    ASSERT_EQ(setenv("FJ_PARKING", "0", 1), 0);
+    {
+        fj::scheduler pool(1);
+        EXPECT_FALSE(pool.stats().parking);
+    }
+    if (before != nullptr)
+        ASSERT_EQ(setenv("FJ_PARKING", saved.c_str(), 1), 0);
+    else
+        ASSERT_EQ(unsetenv("FJ_PARKING"), 0);
+}
+
+} // namespace
