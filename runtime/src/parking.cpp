@@ -23,6 +23,7 @@
 #include "parking.hpp"
 
 #include "fiber_switch.hpp"
+#include "overflow_handler.hpp"
 #include "stack_pool.hpp"
 
 #include <cstdio>
@@ -141,6 +142,7 @@ std::unique_ptr<parking_lot, parking_lot_deleter> make_parking_lot(const schedul
         return nullptr;
     const std::size_t cap =
         options.max_parked_tasks != 0 ? options.max_parked_tasks : default_parking_cap();
+    install_overflow_handler();
     return std::unique_ptr<parking_lot, parking_lot_deleter>(
         new parking_lot(options.fiber_stack_size, cap, workers));
 }
@@ -168,7 +170,7 @@ struct fiber_runtime {
 
     // Ends the calling loop fiber by switching to `next` (described by `next_info`).
     static ctx::fiber end_into(ctx::fiber&& next, fiber_info& next_info) noexcept {
-        tl_context.fiber = &next_info;
+        context().fiber = &next_info;
         before_switch(nullptr, next_info);
         return std::move(next);
     }
@@ -203,6 +205,7 @@ struct fiber_runtime {
     // the worker then runs its loop on its own stack, and its tasks never park.
     static bool run_worker(fj::scheduler& s, worker& w) {
         fiber_worker& fw = state_of(s, w);
+        const overflow_signal_stack signal_stack; // for the overflow diagnosis, on this thread
         capture_native_context(fw.native_info);
         fiber_info* info = nullptr;
         ctx::fiber first;
@@ -211,11 +214,11 @@ struct fiber_runtime {
         } catch (const std::bad_alloc&) {
             return false;
         }
-        tl_context.fiber = info;
+        context().fiber = info;
         before_switch(&fw.native_info, *info);
         std::move(first).resume(); // returns when a loop fiber of this thread ends (stop)
         after_switch(&state_of(s, *current_worker()).native_info);
-        tl_context.fiber = nullptr;
+        context().fiber = nullptr;
         return true;
     }
 
@@ -228,7 +231,7 @@ struct fiber_runtime {
 
     static void make_resumable(fj::scheduler& s, park_record* r) noexcept {
         worker* w = current_worker();
-        if (w != nullptr && w->m_owner == &s && tl_context.s == &s) {
+        if (w != nullptr && w->m_owner == &s && context().s == &s) {
             try {
                 s.push_local(*w, r); // popped next by this worker: the last to finish continues
                 return;
@@ -258,7 +261,7 @@ struct fiber_runtime {
         auto* r = static_cast<park_record*>(t);
         fj::scheduler& s = *r->owner;
         worker* w = current_worker();
-        if (w != nullptr && w->m_owner == &s && tl_context.s == &s && tl_context.fiber != nullptr) {
+        if (w != nullptr && w->m_owner == &s && context().s == &s && context().fiber != nullptr) {
             fiber_worker& fw = state_of(s, *w);
             if (fw.loop_task == r) { // the loop ends into it once run() returns
                 // seq_cst: the record leaves the count only now that an active worker holds it
@@ -286,10 +289,10 @@ struct fiber_runtime {
     // Whether the calling task may park now (see try_park()).
     static fj::scheduler* may_park() {
         worker* w = current_worker();
-        if (w == nullptr || tl_context.fiber == nullptr)
+        if (w == nullptr || context().fiber == nullptr)
             return nullptr; // off the pool, or a worker running its loop on its own stack
         fj::scheduler& s = *w->m_owner;
-        if (s.m_parking == nullptr || tl_context.s != &s)
+        if (s.m_parking == nullptr || context().s != &s)
             return nullptr; // parking off, or nested in a foreign scheduler's task
         // A wait inside a catch block or during unwinding must not migrate: the exception being
         // handled is per thread (fibers study §4.2).
@@ -319,14 +322,14 @@ struct fiber_runtime {
         rec.m_run = &resume;
         rec.m_wake = &wake;
         rec.owner = &s;
-        rec.info = tl_context.fiber;
+        rec.info = context().fiber;
         rec.parked_on = w->m_index;
         w->m_stats.parks.bump();
         // seq_cst: counted before this worker can go idle, in the order the last idle worker
         // reads it (termination invariant).
         s.m_parked.fetch_add(1, std::memory_order_seq_cst);
-        fiber_info* const self = tl_context.fiber;
-        tl_context.fiber = next_info;
+        fiber_info* const self = context().fiber;
+        context().fiber = next_info;
         before_switch(self, *next_info);
         std::move(next).resume_with([&rec, &enqueue](ctx::fiber&& parked) -> ctx::fiber {
             rec.fiber = std::move(parked); // saved: from here on it may be resumed
@@ -335,7 +338,7 @@ struct fiber_runtime {
         });
         // Resumed, maybe on another worker of the pool.
         after_switch(self);
-        tl_context.fiber = self;
+        context().fiber = self;
         worker& now = *current_worker();
         now.m_stats.resumes.bump();
         if (now.m_index != rec.parked_on)

@@ -9,6 +9,7 @@
 // The handlers hold the runtime's process-wide mutexes across fork(), so the child never
 // inherits one locked by a thread that is not there.
 #include "scheduler_registry.hpp"
+#include "stack_pool.hpp"
 #include "system.hpp"
 
 #include <atomic>
@@ -23,14 +24,17 @@ std::atomic<std::uint64_t> g_generation{0};
 // Lock order: the default scheduler's mutex, then the scheduler registry's (creating the default
 // scheduler registers it under the first), then the central pool's (creating the default
 // scheduler allocates from the pool under the first; the registry's holder never allocates from
-// the pool).
+// the pool). The fiber stacks' guard registry comes last: it is taken alone, when a stack is
+// mapped or unmapped.
 void before_fork() noexcept {
     lock_default_scheduler();
     lock_scheduler_registry();
     lock_central_pool();
+    lock_guard_registry();
 }
 
 void after_fork_in_parent() noexcept {
+    unlock_guard_registry();
     unlock_central_pool();
     unlock_scheduler_registry();
     unlock_default_scheduler();
@@ -38,7 +42,8 @@ void after_fork_in_parent() noexcept {
 
 void after_fork_in_child() noexcept {
     g_generation.fetch_add(1, std::memory_order_relaxed);
-    unlock_central_pool(); // locked by this very thread in before_fork()
+    unlock_guard_registry(); // locked by this very thread in before_fork()
+    unlock_central_pool();
     unlock_scheduler_registry();
     unlock_default_scheduler();
 }

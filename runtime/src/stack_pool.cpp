@@ -53,6 +53,10 @@ public:
     static constexpr std::size_t k_slots = 65536; // 512 KiB of zero pages until used
 
     // The slot now holding [base, base + guard_bytes), or k_no_slot if the registry is full.
+    // For the fork() handlers (process_fork.cpp).
+    void lock() noexcept { m_mutex.lock(); }
+    void unlock() noexcept { m_mutex.unlock(); }
+
     std::uint32_t add(std::uintptr_t base, std::size_t guard_bytes) noexcept {
         const std::uintptr_t word = base | (guard_bytes / k_unit);
         std::lock_guard lock(m_mutex);
@@ -156,6 +160,14 @@ page_written(const void* page, std::size_t page_size) noexcept {
 
 bool address_in_stack_guard(const void* address) noexcept {
     return g_registry.contains(reinterpret_cast<std::uintptr_t>(address));
+}
+
+void lock_guard_registry() noexcept {
+    g_registry.lock();
+}
+
+void unlock_guard_registry() noexcept {
+    g_registry.unlock();
 }
 
 // --- stack_pool ----------------------------------------------------------------------------------

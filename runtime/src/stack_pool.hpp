@@ -45,6 +45,10 @@ namespace fj::detail {
 // false for their guards. A guard unmapped concurrently with the call may be reported either way.
 bool address_in_stack_guard(const void* address) noexcept;
 
+// For the fork() handlers: the child must not inherit the guard registry's lock held.
+void lock_guard_registry() noexcept;
+void unlock_guard_registry() noexcept;
+
 class stack_cache;
 
 // The stacks of one scheduler. allocate() and deallocate() are thread-safe, and a stack may be

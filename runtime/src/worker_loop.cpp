@@ -18,6 +18,13 @@
 namespace fj::detail {
 bool run_worker_on_fibers(fj::scheduler& s, worker& w); // parking.cpp
 thread_local constinit thread_context tl_context __attribute__((tls_model("initial-exec"))){};
+int tls_anchor = 0;
+
+__attribute__((noinline)) thread_context& context_out_of_line() noexcept {
+    thread_context* p = &tl_context;
+    asm volatile("" : "+r"(p)::"memory"); // not const, not pure: re-evaluated at every call
+    return *p;
+}
 } // namespace fj::detail
 
 namespace fj {
@@ -50,10 +57,10 @@ void scheduler::run_task(detail::worker& w, detail::task* t) noexcept {
     // A worker's own tasks run with its scheduler as the current one, also when the worker is
     // nested inside a foreign scheduler's task (which it ran through that scheduler's
     // try_run_one() or reschedule_until(), and which set tl_context.s to its own scheduler).
-    scheduler* const saved = detail::tl_context.s;
-    detail::tl_context.s = w.m_owner;
+    scheduler* const saved = detail::context().s;
+    detail::context().s = w.m_owner;
     t->run();
-    detail::tl_context.s = saved;
+    detail::context().s = saved; // context() again: the task may have moved us to another thread
 }
 
 detail::task* scheduler::steal_from_others(detail::worker* self, std::uint64_t random) {
@@ -173,12 +180,12 @@ detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
 
 void scheduler::worker_main(std::size_t index) {
     detail::worker& w = *m_workers[index];
-    detail::tl_context = {&w, this, nullptr};
+    detail::context() = {&w, this, nullptr};
     if (m_parking == nullptr || !detail::run_worker_on_fibers(*this, w)) {
         while (detail::task* t = find_work_or_sleep(w))
             run_task(w, t);
     }
-    detail::tl_context = {};
+    detail::context() = {};
 }
 
 // --- Helping while waiting ----------------------------------------------------------------------
@@ -254,10 +261,10 @@ bool scheduler::run_one_outside() {
             nullptr, m_outside_rng.fetch_add(0x9e3779b97f4a7c15ull, std::memory_order_relaxed));
     if (t != nullptr) {
         // The task runs with its own scheduler as the current one (fj::fork etc. inside it).
-        scheduler* saved = detail::tl_context.s;
-        detail::tl_context.s = this;
+        scheduler* saved = detail::context().s;
+        detail::context().s = this;
         t->run();
-        detail::tl_context.s = saved;
+        detail::context().s = saved;
     }
     if (m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && is_closed())
         m_sleep.notify_all(); // we may have been the last one awake: let the workers re-check

@@ -13,6 +13,9 @@ namespace fj::detail {
 struct worker;
 
 struct fiber_info;
+struct thread_context;
+// For other targets: a call the compiler cannot see through (worker_loop.cpp).
+thread_context& context_out_of_line() noexcept;
 
 struct thread_context {
     worker* w = nullptr;         // the worker this thread runs, or null off the pool
@@ -21,17 +24,38 @@ struct thread_context {
 };
 
 // constinit: no dynamic initialisation, so access needs no TLS wrapper call.
-// initial-exec: the address is computed from the thread pointer at every access. With the
-// default model in -fPIC code GCC computes it once per function (one __tls_get_addr call) and
-// keeps it across calls, so after a join that parked and resumed on another thread it would read
-// the old thread's context (measured in the fibers study, section 3.5).
+// initial-exec: the address is the thread pointer plus a link-time offset (no __tls_get_addr).
 extern thread_local constinit thread_context tl_context __attribute__((tls_model("initial-exec")));
 
+// Never written: an input of the asm in context(), so that the compiler cannot move that asm
+// above a call (any call might write a global), i.e. above a possible fiber switch.
+extern int tls_anchor;
+
+// The calling thread's context, its address recomputed at every call. A task that waited on a
+// fiber may resume on another thread (docs/design.md#parking), and compilers keep a TLS address
+// once computed for the rest of the function (GCC does with the default model in -fPIC code,
+// fibers study §3.5, and with any model under ThreadSanitizer, which instruments the address):
+// after the switch it would name the old thread's context. So the thread pointer is re-read in
+// an asm volatile (never merged, never hoisted above a call). Never keep the reference across a
+// call that may run other tasks; call context() again.
+inline thread_context& context() noexcept {
+#if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+    char* p;
+    asm volatile("movq %%fs:0, %0\n\t"
+                 "addq _ZN2fj6detail10tl_contextE@gottpoff(%%rip), %0"
+                 : "=r"(p)
+                 : "m"(tls_anchor));
+    return *reinterpret_cast<thread_context*>(p);
+#else
+    return context_out_of_line();
+#endif
+}
+
 inline worker* current_worker() noexcept {
-    return tl_context.w;
+    return context().w;
 }
 inline fj::scheduler* current_scheduler_or_null() noexcept {
-    return tl_context.s;
+    return context().s;
 }
 
 } // namespace fj::detail
