@@ -1,8 +1,8 @@
 // Joins that park on fibers (docs/design.md#parking): a waiter whose child was stolen does not
 // trap its worker, returns as soon as the child is done (not when unrelated work finishes), and
-// tens of thousands of waiting tasks need no worker each. The schedulers here turn parking on;
-// FJ_PARKING=0 still turns it off, and then the tests of parking itself are skipped. Parking is
-// not yet clean under the sanitizers (docs/design.md#parking), so there every test is skipped.
+// tens of thousands of waiting tasks need no worker each. The schedulers here ask for parking
+// (the default) explicitly; FJ_PARKING=0 still turns it off, and then the tests of parking itself
+// are skipped.
 #include "support.hpp"
 
 #include <array>

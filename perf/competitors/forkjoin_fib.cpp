@@ -1,5 +1,6 @@
 // fib on forkjoin, in the two styles users write: the seed's fork + reschedule_until, and the
-// structured, allocation-free join.
+// structured, allocation-free join; each with waiting tasks parked on fibers ("+park") and with
+// help-while-waiting, so the fast-path cost of parking is an interleaved A/B in one run.
 #include "competitors/competitor.hpp"
 #include "workloads.hpp"
 
@@ -38,10 +39,17 @@ std::string describe(fj::scheduler& pool) {
 }
 
 // The entry task is submitted from the driver's thread; the recursion runs on the workers.
-template <long (*Fib)(fj::scheduler&, int, int)>
+fj::scheduler_options options_for(int workers, bool park) {
+    fj::scheduler_options options;
+    options.workers = static_cast<std::size_t>(workers);
+    options.park_waiting_tasks = park; // FJ_PARKING, if set, still overrides both rows
+    return options;
+}
+
+template <long (*Fib)(fj::scheduler&, int, int), bool Park>
 class runner final : public fj_perf::fib_runner {
 public:
-    explicit runner(int workers) : m_pool(static_cast<std::size_t>(workers)) {}
+    explicit runner(int workers) : m_pool(options_for(workers, Park)) {}
     long fib(int n, int cutoff) override {
         return m_pool.submit([this, n, cutoff] { return Fib(m_pool, n, cutoff); }).get();
     }
@@ -51,12 +59,16 @@ private:
     fj::scheduler m_pool;
 };
 
-template <long (*Fib)(fj::scheduler&, int, int)>
+template <long (*Fib)(fj::scheduler&, int, int), bool Park>
 std::unique_ptr<fj_perf::fib_runner> make(int workers) {
-    return std::make_unique<runner<Fib>>(workers);
+    return std::make_unique<runner<Fib, Park>>(workers);
 }
 
-fj_perf::registrar const seed{fj_perf::fib_competitor{"fj-seed", 10, &make<&fib_seed>}};
-fj_perf::registrar const join{fj_perf::fib_competitor{"fj-join", 11, &make<&fib_join>}};
+fj_perf::registrar const seed{fj_perf::fib_competitor{"fj-seed", 10, &make<&fib_seed, false>}};
+fj_perf::registrar const join{fj_perf::fib_competitor{"fj-join", 11, &make<&fib_join, false>}};
+fj_perf::registrar const seed_park{
+    fj_perf::fib_competitor{"fj-seed+park", 12, &make<&fib_seed, true>}};
+fj_perf::registrar const join_park{
+    fj_perf::fib_competitor{"fj-join+park", 13, &make<&fib_join, true>}};
 
 } // namespace

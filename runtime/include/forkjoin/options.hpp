@@ -30,10 +30,9 @@ struct scheduler_options {
     // Joins that must wait on a worker (future::get()/wait(), fj::join whose second branch was
     // stolen, reschedule_until) park the waiting task on a fiber and let the worker go on with
     // other work, instead of running unrelated tasks on top of the waiting frame
-    // (docs/design.md#parking). Off by default for now: it passes the whole suite in Release, but
-    // is not yet clean under ThreadSanitizer (see the design note). The FJ_PARKING environment
-    // variable (0 or 1) overrides this for every scheduler.
-    bool park_waiting_tasks = false;
+    // (docs/design.md#parking). false: help while waiting. The FJ_PARKING environment variable
+    // (0 or 1) overrides this for every scheduler.
+    bool park_waiting_tasks = true;
 
     // Usable size of each fiber stack: a reservation (MAP_NORESERVE) of which only touched pages
     // cost memory, so a recursion that fits the main thread's 8 MiB stack also fits a task.
