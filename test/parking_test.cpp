@@ -106,6 +106,7 @@ TEST_F(parking_test, tens_of_thousands_of_tasks_wait_at_once_without_a_worker_ea
     EXPECT_TRUE(spin_until([&] { return waiting.load() == n; }, std::chrono::seconds(60)))
         << waiting.load() << " of " << n << " tasks reached their wait";
     EXPECT_GE(pool.stats().parked, static_cast<std::uint64_t>(n) - 1);
+    EXPECT_GE(pool.stats().peak_fiber_stacks, static_cast<std::uint64_t>(n));
     open = true;
     EXPECT_EQ(fj_test::get_or(next, -1L), n);
 }

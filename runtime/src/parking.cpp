@@ -56,6 +56,7 @@ struct alignas(128) fiber_worker {
     fiber_info native_info;             // its sanitizer context
     park_record* resume_next = nullptr; // taken by the loop at top level: end into it
     task* loop_task = nullptr;          // the task the loop is running at top level
+    stack_cache stacks;                 // a few stacks at hand: most parks take no lock
 };
 
 struct parking_lot {
@@ -66,7 +67,7 @@ struct parking_lot {
     // given back to the kernel, so a deep burst does not pin memory.
     static constexpr std::size_t k_keep_resident = std::size_t{256} << 10;
 
-    stack_pool stacks;
+    stack_pool stacks; // declared first: destroyed last, after the caches have flushed into it
     std::size_t max_parked;
     std::vector<fiber_worker> per_worker;
 };
@@ -79,12 +80,18 @@ constexpr std::size_t k_info_space = (sizeof(fiber_info) + 63) & ~std::size_t{63
 // Boost.Context's stack-allocator concept over the scheduler's pool. allocate() runs inside
 // ctx::fiber's constructor just before the creating jump (see fiber_switch.hpp); deallocate()
 // runs on the next context after a fiber has ended.
+// Both run on a worker of the pool (fibers are created and end only there), so they go through
+// that worker's cache.
 struct pooled_stack {
-    stack_pool* pool;
+    parking_lot* lot;
     fiber_info** created; // out: the new fiber's sanitizer record
 
+    stack_cache& cache() const noexcept {
+        return lot->per_worker[current_worker()->m_index].stacks;
+    }
+
     ctx::stack_context allocate() {
-        ctx::stack_context sc = pool->allocate();
+        ctx::stack_context sc = cache().allocate(lot->stacks);
         auto* info = ::new (static_cast<char*>(sc.sp) - k_info_space) fiber_info{};
         sc.sp = info;
         sc.size -= k_info_space;
@@ -100,7 +107,7 @@ struct pooled_stack {
         info->~fiber_info();
         sc.sp = static_cast<char*>(sc.sp) + k_info_space;
         sc.size += k_info_space;
-        pool->deallocate(sc);
+        cache().deallocate(lot->stacks, sc);
     }
 };
 
@@ -156,7 +163,7 @@ struct fiber_runtime {
     // A fresh loop fiber of s; its sanitizer record through `info`. Throws std::bad_alloc.
     static ctx::fiber make_loop_fiber(fj::scheduler& s, fiber_info*& info) {
         void* const creator = tsan_current();
-        pooled_stack alloc{&s.m_parking->stacks, &info};
+        pooled_stack alloc{s.m_parking.get(), &info};
         try {
             ctx::fiber f(std::allocator_arg, alloc,
                          [&s](ctx::fiber&& caller) { return loop(s, std::move(caller)); });
@@ -375,6 +382,11 @@ bool try_park(completion& c) {
 
 bool try_yield() {
     return fiber_runtime::yield();
+}
+
+void add_fiber_stats(const parking_lot& lot, scheduler_stats& stats) noexcept {
+    stats.fiber_stacks = lot.stacks.mapped();
+    stats.peak_fiber_stacks = lot.stacks.peak_live();
 }
 
 bool run_worker_on_fibers(fj::scheduler& s, worker& w) {

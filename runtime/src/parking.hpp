@@ -28,4 +28,7 @@ bool try_park(completion& c);
 // done nothing, where parking is not allowed.
 bool try_yield();
 
+// The fiber counters of a scheduler_stats snapshot.
+void add_fiber_stats(const parking_lot& lot, scheduler_stats& stats) noexcept;
+
 } // namespace fj::detail

@@ -274,6 +274,8 @@ scheduler_stats scheduler::stats() const {
     s.active = m_active.load(std::memory_order_relaxed); // a diagnostic snapshot: any value will do
     s.parked = m_parked.load(std::memory_order_relaxed);
     s.parking = m_parking != nullptr;
+    if (m_parking != nullptr)
+        detail::add_fiber_stats(*m_parking, s);
     return s;
 }
 
@@ -314,7 +316,12 @@ std::ostream& operator<<(std::ostream& out, const scheduler_stats& stats) {
     counters("total", stats.total());
     out << "\nscheduler: " << (stats.closed ? "closed" : "open") << ", injection queue "
         << (stats.injected_empty ? "empty" : "not empty") << ", active=" << stats.active
-        << ", parked=" << stats.parked << (stats.parking ? "" : " (parking off)") << '\n';
+        << ", parked=" << stats.parked;
+    if (stats.parking)
+        out << ", fiber stacks=" << stats.fiber_stacks << " (peak in use "
+            << stats.peak_fiber_stacks << ")\n";
+    else
+        out << " (parking off)\n";
     return out;
 }
 

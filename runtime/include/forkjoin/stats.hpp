@@ -28,11 +28,13 @@ struct worker_stats {
 
 struct scheduler_stats {
     std::vector<worker_stats> workers;
-    bool closed = false;        // shutdown() has begun
-    bool injected_empty = true; // the injection queue looked empty
-    std::uint32_t active = 0;   // workers awake plus outside threads running one of its tasks
-    std::uint64_t parked = 0;   // tasks parked on fibers and not yet queued to resume
-    bool parking = false;       // waiting tasks park on fibers (else they help while waiting)
+    bool closed = false;            // shutdown() has begun
+    bool injected_empty = true;     // the injection queue looked empty
+    std::uint32_t active = 0;       // workers awake plus outside threads running one of its tasks
+    std::uint64_t parked = 0;       // tasks parked on fibers and not yet queued to resume
+    bool parking = false;           // waiting tasks park on fibers (else they help while waiting)
+    std::uint64_t fiber_stacks = 0; // fiber stacks mapped so far (each stays pooled)
+    std::uint64_t peak_fiber_stacks = 0; // most stacks out of the pool at once (loops + parked)
     worker_stats total() const noexcept;
 };
 
