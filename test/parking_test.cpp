@@ -202,6 +202,28 @@ TEST_F(parking_test, beyond_the_cap_waits_help_instead) {
     EXPECT_LE(pool.stats().parked, 1u);
 }
 
+TEST(parking_options, a_tiny_fiber_stack_is_refused_and_a_huge_one_falls_back_to_helping) {
+    fj::scheduler_options tiny = parking(1);
+    tiny.fiber_stack_size = 4096;
+    try {
+        fj::scheduler pool(tiny);
+        ADD_FAILURE() << "a 4 KiB fiber stack was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("fiber_stack_size 4096"), std::string::npos);
+    }
+    // Cannot be mapped: the workers run their loops on their own stacks and waits help.
+    fj::scheduler_options huge = parking(2);
+    huge.fiber_stack_size = std::size_t{1} << 60;
+    fj::scheduler pool(huge);
+    auto f = pool.submit([] {
+        auto child = fj::fork([] { return 20; });
+        std::this_thread::sleep_for(1ms);
+        return child.get() + 1;
+    });
+    EXPECT_EQ(fj_test::get_or(f, 0), 21);
+    EXPECT_EQ(pool.stats().total().parks, 0u);
+}
+
 TEST(parking_options, fj_parking_environment_variable_is_validated) {
     // Checked by the scheduler constructor; a bad value names itself.
     const char* before = std::getenv("FJ_PARKING");

@@ -51,6 +51,11 @@ void validate(const scheduler_options& o) {
         detail::throw_invalid_argument("fj::scheduler: worker_stack_size " +
                                        std::to_string(o.worker_stack_size) +
                                        " is below the minimum of 65536 bytes");
+    if (o.fiber_stack_size < (std::size_t{64} << 10))
+        detail::throw_invalid_argument("fj::scheduler: fiber_stack_size " +
+                                       std::to_string(o.fiber_stack_size) +
+                                       " is below the minimum of 65536 bytes (it is a reservation: "
+                                       "only touched pages cost memory, so keep it generous)");
     if (o.spin_before_sleep.count() < 0 ||
         o.spin_before_sleep > scheduler_options::max_spin_before_sleep)
         detail::throw_invalid_argument(
