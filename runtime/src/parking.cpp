@@ -14,12 +14,14 @@
 //   4. the completion's finish() calls the record's wake(), which queues the record as a task:
 //      on the completing worker's own deque if it is one of this pool's (it pops it next: the
 //      last to finish the join continues), else in the injection queue;
-//   5. whoever takes the record resumes the parked fiber. A loop at its top level does so by
-//      ending: its fiber returns the parked one's handle, and its stack goes back to the pool.
-//      A thread that takes the record while it helps (a nested wait that could not park) saves
-//      its own context on a per-worker "return" list, resumes the parked fiber, and is resumed
-//      itself by the next loop that reaches its top level on that worker.
-// Suspended fibers are never destroyed: every fiber ends by returning the next one to run.
+//   5. a loop that takes the record at its top level resumes the parked fiber by ending: its
+//      fiber returns the parked one's handle, and its stack goes back to the pool. Anyone else
+//      who takes it (a wait that could not park and helps, an outside helper) queues it again:
+//      a parked task never continues on top of another task's frame, which could be the very
+//      thing it waits for.
+// reschedule_until() and timed waits yield-park: park, and queue the record at once behind the
+// injection queue's other work. Suspended fibers are never destroyed: every fiber ends by
+// returning the next one to run.
 #include "parking.hpp"
 
 #include "fiber_switch.hpp"
