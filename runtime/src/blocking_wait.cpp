@@ -43,8 +43,15 @@ struct blocking_waiter : waiter {
 
 void wait_slow(completion& c) {
     if (worker* w = current_worker()) {
-        if (try_park(c)) // the usual case: this task waits on a fiber, the worker goes on
+        // The awaited task is usually the one this frame forked last, still at the front of our
+        // own deque: run our own tasks first, inline, as without fibers (wait inlining). Only
+        // in our own pool's context: a foreign task's frame must not pop our deque's tasks.
+        auto ready = [&] { return c.is_ready(); };
+        if (w->m_owner == current_scheduler_or_null() && w->m_owner->run_own_until(ready))
             return;
+        if (try_park(c)) // stolen and still running: park; the worker goes on
+            return;
+        w = current_worker(); // re-read: run_own_until may have moved us
         w->m_owner->help_on_worker([&] { return c.is_ready(); });
         return;
     }

@@ -190,11 +190,26 @@ void scheduler::worker_main(std::size_t index) {
 
 // --- Helping while waiting ----------------------------------------------------------------------
 
+bool scheduler::run_own_until(detail::function_ref<bool()> done) {
+    for (;;) {
+        if (done())
+            return true;
+        detail::worker& w = *detail::current_worker(); // re-read: a task may have migrated us
+        detail::task* t = w.m_deque.pop();
+        if (t == nullptr)
+            return false;
+        w.m_owner->run_task(w, t);
+    }
+}
+
 void scheduler::help_until(detail::function_ref<bool()> done) {
     if (detail::current_worker() == nullptr) {
         help_outside(done);
         return;
     }
+    if (detail::current_worker()->m_owner == detail::current_scheduler_or_null() &&
+        run_own_until(done))
+        return; // our own children first, as without fibers
     // On a worker: yield-park until done (docs/design.md#parking): the waiting task steps aside
     // on its fiber and re-checks after the worker has run what else there is, so nothing runs on
     // top of its frame. Where parking is not allowed, help while waiting instead.

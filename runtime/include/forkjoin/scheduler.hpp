@@ -125,6 +125,10 @@ private:
     void help_until(detail::function_ref<bool()> done);
     // On one of this pool's workers: run its tasks until done() holds.
     void help_on_worker(detail::function_ref<bool()> done);
+    // On a worker: runs the tasks at the front of the calling worker's own deque (the ones its
+    // running frames forked, newest first) until done() holds or the deque is empty. The
+    // awaited child is usually there ("wait inlining"); nothing stolen or injected runs on top.
+    bool run_own_until(detail::function_ref<bool()> done);
     void help_outside(detail::function_ref<bool()> done);
     bool pop_until(detail::task* first_popped, detail::task* target);
     bool run_one_outside();
