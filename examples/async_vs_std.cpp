@@ -10,6 +10,8 @@
 //
 // Usage: async_vs_std [--tasks N=10000] [--depth D=12] [--workers W]
 // Prints the times and the ratio; exits 1 if the two versions disagree.
+#include "cli.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,29 +26,6 @@
 #include <forkjoin/forkjoin.hpp>
 
 namespace {
-
-template <class F>
-double seconds(F&& f) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-[[noreturn]] void usage(const std::string& why) {
-    std::fprintf(stderr,
-                 "async_vs_std: %s\nusage: async_vs_std [--tasks N] [--depth D] [--workers W]\n",
-                 why.c_str());
-    std::exit(2);
-}
-
-long parse_long(const char* text, long lo, long hi, const char* what) {
-    char* end = nullptr;
-    const long v = std::strtol(text, &end, 10);
-    if (end == text || *end != '\0' || v < lo || v > hi)
-        usage(std::string(what) + " must be an integer in [" + std::to_string(lo) + ", " +
-              std::to_string(hi) + "], got '" + text + "'");
-    return v;
-}
 
 // A small piece of work (a few microseconds): the number of primes in a block of 16 numbers.
 long small_work(long i) {
@@ -110,18 +89,19 @@ long sum_fj(const long* data, std::size_t n, int depth) {
 } // namespace
 
 int main(int argc, char** argv) {
+    cli::program() = {"async_vs_std", "async_vs_std [--tasks N] [--depth D] [--workers W]"};
     long tasks = 10000, depth = 12, workers = 0;
     for (int i = 1; i < argc; ++i) {
         const bool has_value = i + 1 < argc;
         if (std::strcmp(argv[i], "--tasks") == 0 && has_value)
-            tasks = parse_long(argv[++i], 1, 10'000'000, "--tasks");
+            tasks = cli::parse<long>(argv[++i], 1, 10'000'000, "--tasks");
         else if (std::strcmp(argv[i], "--depth") == 0 && has_value)
-            depth = parse_long(argv[++i], 0, 20, "--depth");
+            depth = cli::parse<long>(argv[++i], 0, 20, "--depth");
         else if (std::strcmp(argv[i], "--workers") == 0 && has_value)
-            workers = parse_long(
+            workers = cli::parse<long>(
                 argv[++i], 1, static_cast<long>(fj::scheduler_options::max_workers), "--workers");
         else
-            usage(std::string("unknown or incomplete option '") + argv[i] + "'");
+            cli::usage(std::string("unknown or incomplete option '") + argv[i] + "'");
     }
     std::unique_ptr<fj::scheduler> own;
     if (workers > 0)
@@ -134,8 +114,8 @@ int main(int argc, char** argv) {
     for (long i = 0; i < tasks; ++i)
         expected += small_work(i);
     long with_std = 0, with_fj = 0;
-    const double t_std = seconds([&] { with_std = flat_std(tasks); });
-    const double t_fj = seconds([&] { with_fj = flat_fj(pool, tasks); });
+    const double t_std = cli::seconds([&] { with_std = flat_std(tasks); });
+    const double t_fj = cli::seconds([&] { with_fj = flat_fj(pool, tasks); });
     std::printf("(a) %ld small tasks, results %s\n", tasks,
                 with_std == expected && with_fj == expected ? "agree" : "DIFFER");
     ok = ok && with_std == expected && with_fj == expected;
@@ -154,11 +134,12 @@ int main(int argc, char** argv) {
     std::printf("(b) recursive sum, %d levels: %ld tasks, each parent waiting for its child\n", d,
                 (1L << d) - 1);
     long fj_sum = 0;
-    const double t_fj_rec = seconds(
+    const double t_fj_rec = cli::seconds(
         [&] { fj_sum = pool.submit([&] { return sum_fj(data.data(), data.size(), d); }).get(); });
     try {
         long std_sum = 0;
-        const double t_std_rec = seconds([&] { std_sum = sum_std(data.data(), data.size(), d); });
+        const double t_std_rec =
+            cli::seconds([&] { std_sum = sum_std(data.data(), data.size(), d); });
         std::printf("    std::async  %8.3f ms  (%ld threads alive at the peak)%s\n",
                     t_std_rec * 1e3, (1L << d) - 1, std_sum == total ? "" : "  WRONG SUM");
         ok = ok && std_sum == total;

@@ -9,6 +9,7 @@
 // Usage: bbp_pi [--terms N=10000000] [--digits D=1000] [--from P=0] [--workers W]
 // Prints each result, the parallel and serial times and the speed-up; exits 1 on a wrong answer.
 #include "bbp.hpp"
+#include "cli.hpp"
 #include "pi_hex_digits.hpp"
 
 #include <chrono>
@@ -25,39 +26,16 @@
 
 namespace {
 
-template <class F>
-double seconds(F&& f) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-[[noreturn]] void usage(const std::string& why) {
-    std::fprintf(stderr,
-                 "bbp_pi: %s\nusage: bbp_pi [--terms N] [--digits D] [--from P] [--workers W]\n",
-                 why.c_str());
-    std::exit(2);
-}
-
-std::uint64_t parse_count(const char* text, std::uint64_t lo, std::uint64_t hi, const char* what) {
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(text, &end, 10);
-    if (end == text || *end != '\0' || text[0] == '-' || v < lo || v > hi)
-        usage(std::string(what) + " must be an integer in [" + std::to_string(lo) + ", " +
-              std::to_string(hi) + "], got '" + text + "'");
-    return v;
-}
-
 bool series(fj::scheduler& pool, std::uint64_t terms) {
     double parallel = 0.0, serial = 0.0;
-    const double t_parallel = seconds([&] {
+    const double t_parallel = cli::seconds([&] {
         parallel = fj::parallel_reduce(
             pool, std::uint64_t{0}, terms, 0.0,
             // A lambda, not the function itself: a function reference is called indirectly per
             // term (the leaf is not inlined into this frame), about 10% slower (perf/README.md).
             [](std::uint64_t k) { return bbp::series_term(k); }, std::plus<>{});
     });
-    const double t_serial = seconds([&] {
+    const double t_serial = cli::seconds([&] {
         for (std::uint64_t k = 0; k < terms; ++k)
             serial += bbp::series_term(k);
     });
@@ -74,12 +52,12 @@ bool series(fj::scheduler& pool, std::uint64_t terms) {
 
 bool digits(fj::scheduler& pool, std::uint64_t from, std::uint64_t count) {
     std::string parallel(count, '?'), serial(count, '?');
-    const double t_parallel = seconds([&] {
+    const double t_parallel = cli::seconds([&] {
         fj::parallel_for(pool, std::uint64_t{0}, count, [&](std::uint64_t i) {
             parallel[i] = bbp::hex_char(bbp::hex_digit_of_pi(from + i));
         });
     });
-    const double t_serial = seconds([&] {
+    const double t_serial = cli::seconds([&] {
         for (std::uint64_t i = 0; i < count; ++i)
             serial[i] = bbp::hex_char(bbp::hex_digit_of_pi(from + i));
     });
@@ -113,19 +91,21 @@ bool digits(fj::scheduler& pool, std::uint64_t from, std::uint64_t count) {
 } // namespace
 
 int main(int argc, char** argv) {
+    cli::program() = {"bbp_pi", "bbp_pi [--terms N] [--digits D] [--from P] [--workers W]"};
     std::uint64_t terms = 10'000'000, count = 1000, from = 0, workers = 0;
     for (int i = 1; i < argc; ++i) {
         const bool has_value = i + 1 < argc;
         if (std::strcmp(argv[i], "--terms") == 0 && has_value)
-            terms = parse_count(argv[++i], 1, 1ull << 40, "--terms");
+            terms = cli::parse<std::uint64_t>(argv[++i], 1, 1ull << 40, "--terms");
         else if (std::strcmp(argv[i], "--digits") == 0 && has_value)
-            count = parse_count(argv[++i], 1, 1'000'000, "--digits");
+            count = cli::parse<std::uint64_t>(argv[++i], 1, 1'000'000, "--digits");
         else if (std::strcmp(argv[i], "--from") == 0 && has_value)
-            from = parse_count(argv[++i], 0, 10'000'000, "--from");
+            from = cli::parse<std::uint64_t>(argv[++i], 0, 10'000'000, "--from");
         else if (std::strcmp(argv[i], "--workers") == 0 && has_value)
-            workers = parse_count(argv[++i], 1, fj::scheduler_options::max_workers, "--workers");
+            workers = cli::parse<std::uint64_t>(argv[++i], 1, fj::scheduler_options::max_workers,
+                                                "--workers");
         else
-            usage(std::string("unknown or incomplete option '") + argv[i] + "'");
+            cli::usage(std::string("unknown or incomplete option '") + argv[i] + "'");
     }
 
     std::unique_ptr<fj::scheduler> own;

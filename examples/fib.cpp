@@ -8,6 +8,8 @@
 //   --workers W  run on a scheduler of W workers; default: the default scheduler
 //                (FJ_WORKERS, else one worker per CPU in the affinity mask).
 // Prints fib(n), each style's time and speed-up over the serial function, and the statistics.
+#include "cli.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -54,42 +56,21 @@ long fib_join(int n, int cutoff) {
     return a + b;
 }
 
-template <class F>
-double seconds(F&& f) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-[[noreturn]] void usage(const char* why) {
-    std::fprintf(stderr, "fib: %s\nusage: fib [n=30] [--cutoff C] [--workers W]\n", why);
-    std::exit(2);
-}
-
-int parse_int(const char* text, int lo, int hi, const char* what) {
-    char* end = nullptr;
-    const long v = std::strtol(text, &end, 10);
-    if (end == text || *end != '\0' || v < lo || v > hi)
-        usage((std::string(what) + " must be an integer in [" + std::to_string(lo) + ", " +
-               std::to_string(hi) + "], got '" + text + "'")
-                  .c_str());
-    return static_cast<int>(v);
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
+    cli::program() = {"fib", "fib [n=30] [--cutoff C] [--workers W]"};
     int n = 30, cutoff = 0, workers = 0;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--cutoff") == 0 && i + 1 < argc)
-            cutoff = parse_int(argv[++i], 0, 92, "--cutoff");
+            cutoff = cli::parse<int>(argv[++i], 0, 92, "--cutoff");
         else if (std::strcmp(argv[i], "--workers") == 0 && i + 1 < argc)
-            workers = parse_int(argv[++i], 1, static_cast<int>(fj::scheduler_options::max_workers),
-                                "--workers");
+            workers = cli::parse<int>(
+                argv[++i], 1, static_cast<int>(fj::scheduler_options::max_workers), "--workers");
         else if (argv[i][0] != '-')
-            n = parse_int(argv[i], 0, 50, "n");
+            n = cli::parse<int>(argv[i], 0, 50, "n");
         else
-            usage((std::string("unknown option '") + argv[i] + "'").c_str());
+            cli::usage((std::string("unknown option '") + argv[i] + "'").c_str());
     }
 
     std::unique_ptr<fj::scheduler> own;
@@ -98,12 +79,12 @@ int main(int argc, char** argv) {
     fj::scheduler& pool = own ? *own : fj::default_scheduler();
 
     long expected = 0, seed = 0, joined = 0;
-    const double t_serial = seconds([&] { expected = fib_serial(n); });
+    const double t_serial = cli::seconds([&] { expected = fib_serial(n); });
     // Both styles run as one task on the pool; the root's future is waited for from main.
     const double t_seed =
-        seconds([&] { seed = pool.submit([&] { return fib_seed(pool, n, cutoff); }).get(); });
+        cli::seconds([&] { seed = pool.submit([&] { return fib_seed(pool, n, cutoff); }).get(); });
     const double t_join =
-        seconds([&] { joined = pool.submit([&] { return fib_join(n, cutoff); }).get(); });
+        cli::seconds([&] { joined = pool.submit([&] { return fib_join(n, cutoff); }).get(); });
 
     if (seed != expected || joined != expected) {
         std::printf("MISMATCH: serial %ld, seed style %ld, join style %ld\n", expected, seed,

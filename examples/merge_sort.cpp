@@ -12,6 +12,8 @@
 //                (FJ_WORKERS, else one worker per CPU in the affinity mask).
 // Sorts n random integers (fixed seed) and prints the times of std::sort, of the same merge sort
 // run serially, and of the parallel merge sort with its speed-ups over both, and the statistics.
+#include "cli.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
@@ -108,40 +110,19 @@ void sort(value* src, value* dst, std::size_t n, bool to_dst) {
     merge<Parallel>(from, from + mid, from + mid, from + n, to);
 }
 
-template <class F>
-double seconds(F&& f) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-[[noreturn]] void usage(const char* why) {
-    std::fprintf(stderr, "merge_sort: %s\nusage: merge_sort [n=10000000] [--workers W]\n", why);
-    std::exit(2);
-}
-
-int parse_int(const char* text, int lo, int hi, const char* what) {
-    char* end = nullptr;
-    const long v = std::strtol(text, &end, 10);
-    if (end == text || *end != '\0' || v < lo || v > hi)
-        usage((std::string(what) + " must be an integer in [" + std::to_string(lo) + ", " +
-               std::to_string(hi) + "], got '" + text + "'")
-                  .c_str());
-    return static_cast<int>(v);
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
+    cli::program() = {"merge_sort", "merge_sort [n=10000000] [--workers W]"};
     int n = 10'000'000, workers = 0;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--workers") == 0 && i + 1 < argc)
-            workers = parse_int(argv[++i], 1, static_cast<int>(fj::scheduler_options::max_workers),
-                                "--workers");
+            workers = cli::parse<int>(
+                argv[++i], 1, static_cast<int>(fj::scheduler_options::max_workers), "--workers");
         else if (argv[i][0] != '-')
-            n = parse_int(argv[i], 0, 200'000'000, "n");
+            n = cli::parse<int>(argv[i], 0, 200'000'000, "n");
         else
-            usage((std::string("unknown option '") + argv[i] + "'").c_str());
+            cli::usage((std::string("unknown option '") + argv[i] + "'").c_str());
     }
 
     std::unique_ptr<fj::scheduler> own;
@@ -159,12 +140,13 @@ int main(int argc, char** argv) {
 
     // All buffers are allocated and written before any timing, so no run pays for page faults.
     std::vector<value> expected = input, data = input, scratch(size);
-    const double t_std = seconds([&] { std::sort(expected.begin(), expected.end()); });
-    const double t_serial = seconds([&] { sort<false>(data.data(), scratch.data(), size, false); });
+    const double t_std = cli::seconds([&] { std::sort(expected.begin(), expected.end()); });
+    const double t_serial =
+        cli::seconds([&] { sort<false>(data.data(), scratch.data(), size, false); });
     const bool serial_ok = data == expected;
     data = input;
     // The parallel sort runs as one task on the pool; its future is waited for from main.
-    const double t_parallel = seconds(
+    const double t_parallel = cli::seconds(
         [&] { pool.submit([&] { sort<true>(data.data(), scratch.data(), size, false); }).get(); });
 
     const bool parallel_ok = std::is_sorted(data.begin(), data.end()) && data == expected;

@@ -10,6 +10,8 @@
 //   --workers W  run on a scheduler of W workers; default: the default scheduler
 //                (FJ_WORKERS, else one worker per CPU in the affinity mask).
 // Prints the count, the serial and parallel times, the speed-up, and the statistics.
+#include "cli.hpp"
+
 #include <bit>
 #include <chrono>
 #include <cstdint>
@@ -91,42 +93,21 @@ long count_parallel(const board& b, int cutoff) {
     return count_columns(b, b.free_squares(), cutoff);
 }
 
-template <class F>
-double seconds(F&& f) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-[[noreturn]] void usage(const char* why) {
-    std::fprintf(stderr, "nqueens: %s\nusage: nqueens [N=12] [--cutoff C] [--workers W]\n", why);
-    std::exit(2);
-}
-
-int parse_int(const char* text, int lo, int hi, const char* what) {
-    char* end = nullptr;
-    const long v = std::strtol(text, &end, 10);
-    if (end == text || *end != '\0' || v < lo || v > hi)
-        usage((std::string(what) + " must be an integer in [" + std::to_string(lo) + ", " +
-               std::to_string(hi) + "], got '" + text + "'")
-                  .c_str());
-    return static_cast<int>(v);
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
+    cli::program() = {"nqueens", "nqueens [N=12] [--cutoff C] [--workers W]"};
     int n = 12, cutoff = 4, workers = 0;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--cutoff") == 0 && i + 1 < argc)
-            cutoff = parse_int(argv[++i], 0, max_n, "--cutoff");
+            cutoff = cli::parse<int>(argv[++i], 0, max_n, "--cutoff");
         else if (std::strcmp(argv[i], "--workers") == 0 && i + 1 < argc)
-            workers = parse_int(argv[++i], 1, static_cast<int>(fj::scheduler_options::max_workers),
-                                "--workers");
+            workers = cli::parse<int>(
+                argv[++i], 1, static_cast<int>(fj::scheduler_options::max_workers), "--workers");
         else if (argv[i][0] != '-')
-            n = parse_int(argv[i], 1, max_n, "N");
+            n = cli::parse<int>(argv[i], 1, max_n, "N");
         else
-            usage((std::string("unknown option '") + argv[i] + "'").c_str());
+            cli::usage((std::string("unknown option '") + argv[i] + "'").c_str());
     }
 
     std::unique_ptr<fj::scheduler> own;
@@ -137,9 +118,9 @@ int main(int argc, char** argv) {
     const board empty{(std::uint32_t{1} << n) - 1, 0, 0, 0, 0};
     const long expected = known_counts[n];
     long serial = 0, parallel = 0;
-    const double t_serial = seconds([&] { serial = count_serial(empty); });
+    const double t_serial = cli::seconds([&] { serial = count_serial(empty); });
     // The parallel search runs as one task on the pool; its future is waited for from main.
-    const double t_parallel = seconds(
+    const double t_parallel = cli::seconds(
         [&] { parallel = pool.submit([&] { return count_parallel(empty, cutoff); }).get(); });
 
     if (parallel != expected || serial != expected) {

@@ -38,6 +38,7 @@
 //   --serial     also run the serial traversal (one task, no forks) and compare; T3S always does.
 // Prints the tree, its node count, depth and leaves, the times and nodes/s, whether the counts
 // matched, and the statistics. Exits 1 on a mismatch.
+#include "cli.hpp"
 #include "uts_tree.hpp"
 
 #include <chrono>
@@ -90,33 +91,11 @@ uts::counts visit(const uts::binomial_tree& tree, const uts::node& n) {
     return uts::counts{1, 0, n.height} + visit_children(tree, n, 0, k);
 }
 
-template <class F>
-double seconds(F&& f) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-[[noreturn]] void usage(const char* why) {
-    std::fprintf(stderr, "uts: %s\nusage: uts [T3|T3L|T3S] [--workers W] [--serial]\n", why);
-    std::exit(2);
-}
-
-int parse_int(const char* text, int lo, int hi, const char* what) {
-    char* end = nullptr;
-    const long v = std::strtol(text, &end, 10);
-    if (end == text || *end != '\0' || v < lo || v > hi)
-        usage((std::string(what) + " must be an integer in [" + std::to_string(lo) + ", " +
-               std::to_string(hi) + "], got '" + text + "'")
-                  .c_str());
-    return static_cast<int>(v);
-}
-
 const uts::binomial_tree& find_tree(const char* name) {
     for (const uts::binomial_tree& tree : trees)
         if (std::strcmp(tree.name, name) == 0)
             return tree;
-    usage((std::string("unknown tree '") + name + "' (T3, T3L or T3S)").c_str());
+    cli::usage((std::string("unknown tree '") + name + "' (T3, T3L or T3S)").c_str());
 }
 
 void print_counts(const char* what, const uts::counts& c) {
@@ -128,19 +107,20 @@ void print_counts(const char* what, const uts::counts& c) {
 } // namespace
 
 int main(int argc, char** argv) {
+    cli::program() = {"uts", "uts [T3|T3L|T3S] [--workers W] [--serial]"};
     const uts::binomial_tree* tree = &trees[0];
     int workers = 0;
     bool serial = false;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--workers") == 0 && i + 1 < argc)
-            workers = parse_int(argv[++i], 1, static_cast<int>(fj::scheduler_options::max_workers),
-                                "--workers");
+            workers = cli::parse<int>(
+                argv[++i], 1, static_cast<int>(fj::scheduler_options::max_workers), "--workers");
         else if (std::strcmp(argv[i], "--serial") == 0)
             serial = true;
         else if (argv[i][0] != '-')
             tree = &find_tree(argv[i]);
         else
-            usage((std::string("unknown option '") + argv[i] + "'").c_str());
+            cli::usage((std::string("unknown option '") + argv[i] + "'").c_str());
     }
     // T3S has no published counts: the serial traversal is its reference.
     serial = serial || !tree->published;
@@ -162,10 +142,10 @@ int main(int argc, char** argv) {
     const uts::node root = uts::root(*tree);
     uts::counts parallel, serial_counts;
     const double t_parallel =
-        seconds([&] { parallel = pool.submit([&] { return visit(*tree, root); }).get(); });
+        cli::seconds([&] { parallel = pool.submit([&] { return visit(*tree, root); }).get(); });
     double t_serial = 0;
     if (serial)
-        t_serial = seconds(
+        t_serial = cli::seconds(
             [&] { serial_counts = pool.submit([&] { return visit_serial(*tree, root); }).get(); });
 
     const uts::counts expected{tree->nodes, tree->leaves, tree->depth};
