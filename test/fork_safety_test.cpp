@@ -67,40 +67,16 @@ int run_in_child(Child&& child) {
     }
 }
 
-#if defined(__SANITIZE_THREAD__)
-constexpr bool k_thread_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr bool k_thread_sanitizer = true;
-#else
-constexpr bool k_thread_sanitizer = false;
-#endif
-#else
-constexpr bool k_thread_sanitizer = false;
-#endif
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool k_address_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool k_address_sanitizer = true;
-#else
-constexpr bool k_address_sanitizer = false;
-#endif
-#else
-constexpr bool k_address_sanitizer = false;
-#endif
-
 class fork_safety_test : public fj_test::guarded_test {
 protected:
     void SetUp() override {
         // ThreadSanitizer cannot follow a child that starts threads after a multi-threaded
         // fork() (its die_after_fork); the Release build runs these tests.
-        if (k_thread_sanitizer)
+        if (fj_test::k_thread_sanitizer)
             GTEST_SKIP() << "not supported under ThreadSanitizer (threads after fork)";
         // Nor can ASan/LeakSanitizer: a child forked while another thread holds the sanitizer
         // allocator's lock, or running LeakSanitizer's exit-time check, can hang (seen in CI).
-        if (k_address_sanitizer)
+        if (fj_test::k_address_sanitizer)
             GTEST_SKIP() << "not supported under AddressSanitizer (sanitizer runtime after fork)";
     }
 };

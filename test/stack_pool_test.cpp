@@ -31,32 +31,6 @@ using fj::detail::stack_cache;
 using fj::detail::stack_pool;
 using sctx_t = boost::context::stack_context;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool k_address_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool k_address_sanitizer = true;
-#else
-constexpr bool k_address_sanitizer = false;
-#endif
-#else
-constexpr bool k_address_sanitizer = false;
-#endif
-
-#if defined(__SANITIZE_THREAD__)
-constexpr bool k_thread_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr bool k_thread_sanitizer = true;
-#else
-constexpr bool k_thread_sanitizer = false;
-#endif
-#else
-constexpr bool k_thread_sanitizer = false;
-#endif
-
-constexpr bool k_sanitized = k_address_sanitizer || k_thread_sanitizer;
-
 constexpr std::size_t k_small = std::size_t{1} << 20; // 1 MiB stacks keep the tests light
 constexpr std::size_t k_trim = std::size_t{64} << 10;
 
@@ -124,7 +98,7 @@ TEST(stack_pool_DeathTest, writing_into_the_guard_faults) {
     sctx_t s = pool.allocate();
     volatile char* const just_below = lowest_usable(s) - 1;
     volatile char* const guard_start = lowest_usable(s) - pool.guard_size();
-    if (k_sanitized) {
+    if (fj_test::k_sanitized) {
         // The sanitizers' SEGV handler reports and exits instead of dying by the signal.
         EXPECT_DEATH(*just_below = 1, "");
         EXPECT_DEATH(*guard_start = 1, "");
@@ -486,7 +460,7 @@ TEST(stack_pool, a_boost_fiber_runs_a_deep_recursion_on_a_pooled_stack) {
     EXPECT_EQ(pool.live(), 0u);
     EXPECT_EQ(pool.pooled(), 1u);
     sctx_t s = pool.allocate(); // the fiber's stack, reused
-    if (k_address_sanitizer) {
+    if (fj_test::k_address_sanitizer) {
         // With detect_stack_use_after_return, ASan moves the frames to its heap "fake stack".
         pool.deallocate(s);
         return;

@@ -45,6 +45,33 @@ inline constexpr std::size_t k_sanitizer_slowdown = 1;
 inline constexpr std::size_t k_sanitizer_slowdown = 1;
 #endif
 
+// Which sanitizer this build runs under, for tests that must skip or adapt (with a reason).
+inline constexpr bool k_thread_sanitizer =
+#if defined(__SANITIZE_THREAD__)
+    true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+    true;
+#else
+    false;
+#endif
+#else
+    false;
+#endif
+inline constexpr bool k_address_sanitizer =
+#if defined(__SANITIZE_ADDRESS__)
+    true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    true;
+#else
+    false;
+#endif
+#else
+    false;
+#endif
+inline constexpr bool k_sanitized = k_thread_sanitizer || k_address_sanitizer;
+
 // An iteration count for a loop sized for a release build, shrunk under sanitizers (never below 1).
 constexpr std::size_t scaled(std::size_t release_count) {
     const std::size_t n = release_count / k_sanitizer_slowdown;
