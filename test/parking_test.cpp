@@ -280,3 +280,44 @@ TEST(parking_DeathTest, a_fiber_stack_overflow_is_named) {
 }
 
 } // namespace
+
+namespace {
+
+// Waits that cannot park (here: inside catch blocks) help, and helping nests each task it runs
+// on the waiting stack. On a small fiber stack, 2000 such waits would nest far past its end;
+// helping stops taking work when the stack runs low, so they all finish once released.
+TEST(parking_fallback, helping_stops_nesting_before_the_stack_runs_out) {
+    fj_test::watchdog dog(fj_test::current_test_name());
+    fj::scheduler_options options;
+    options.workers = 2;
+    options.park_waiting_tasks = true;
+    options.fiber_stack_size = std::size_t{1} << 20;
+    fj::scheduler pool(options);
+    if (!pool.stats().parking)
+        GTEST_SKIP() << "parking is off (FJ_PARKING=0): waits help on the 64 MiB worker stacks";
+    std::atomic<bool> go{false};
+    std::atomic<int> started{0}, finished{0};
+    const int n = 2000;
+    std::vector<fj::future<void>> tasks;
+    for (int i = 0; i < n; ++i)
+        tasks.push_back(pool.submit([&] {
+            volatile char frame[1024] = {};
+            started.fetch_add(1);
+            try {
+                throw 1;
+            } catch (int) {
+                fj::reschedule_until([&] { return go.load(); }); // cannot park here: helps
+            }
+            finished.fetch_add(1 + frame[0]);
+        }));
+    // Let the workers nest as deep as they will, then release everybody.
+    EXPECT_TRUE(spin_until([&] { return started.load() >= 2; }));
+    std::this_thread::sleep_for(200ms);
+    EXPECT_LT(started.load(), n) << "every wait nested: the stack check did not stop helping";
+    go = true;
+    for (auto& t : tasks)
+        EXPECT_TRUE(fj_test::get_void(t));
+    EXPECT_EQ(finished.load(), n);
+}
+
+} // namespace

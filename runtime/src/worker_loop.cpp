@@ -8,9 +8,12 @@
 //   4. the injection queue.
 // Idle workers spin for options().spin_before_sleep, then sleep on the event count
 // (docs/design.md#sleep). The shutdown sequence is in scheduler.cpp and docs/design.md#shutdown.
+#include "fiber_switch.hpp"
 #include "parking.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <thread>
 
 #include <forkjoin/scheduler.hpp>
@@ -222,10 +225,34 @@ void scheduler::help_until(detail::function_ref<bool()> done) {
     }
 }
 
+namespace {
+
+// Helping nests every task it runs on the waiting frame's stack. On a fiber stack (where the
+// bounds are known) it stops taking new work once less than a quarter of the stack, at most
+// 1 MiB, is left, and only waits: a deep pile of waits that could not park then costs time
+// instead of a stack overflow.
+constexpr std::size_t k_help_headroom = std::size_t{1} << 20;
+
+bool stack_headroom_low() noexcept {
+    const detail::fiber_info* f = detail::context().fiber;
+    if (f == nullptr || f->stack_bottom == nullptr)
+        return false; // a native stack: its bounds are not tracked
+    const char here = 0;
+    const auto left =
+        reinterpret_cast<std::uintptr_t>(&here) - reinterpret_cast<std::uintptr_t>(f->stack_bottom);
+    return left < std::min(k_help_headroom, f->stack_size / 4);
+}
+
+} // namespace
+
 void scheduler::help_on_worker(detail::function_ref<bool()> done) {
     for (unsigned idle_rounds = 0;;) {
         if (done())
             return;
+        if (stack_headroom_low()) { // wait without nesting more (see k_help_headroom)
+            back_off(idle_rounds++);
+            continue;
+        }
         detail::worker& w = *detail::current_worker(); // re-read after every task: migration-safe
         if (detail::task* t = find_work(w)) {
             run_task(w, t);
