@@ -113,13 +113,10 @@ TEST_F(parking_test, tens_of_thousands_of_tasks_wait_at_once_without_a_worker_ea
 
 // Recursion that belongs to the program runs with the default stack sizes: 10^5 nested joins.
 TEST_F(parking_test, a_chain_of_a_hundred_thousand_nested_joins_fits_the_default_stacks) {
-#if defined(__SANITIZE_ADDRESS__)
-    const int depth = 20000; // ASan's frames are several times larger
-#elif defined(__SANITIZE_THREAD__)
-    const int depth = 5000; // TSan records at most 65,536 frames of one call stack
-#else
-    const int depth = 100000;
-#endif
+    // ASan's frames are several times larger; TSan records at most 65,536 frames of one stack.
+    const int depth = fj_test::k_address_sanitizer  ? 20000
+                      : fj_test::k_thread_sanitizer ? 5000
+                                                    : 100000;
     fj::scheduler pool(parking(2));
     struct chain {
         static int down(int n) {
@@ -253,9 +250,8 @@ namespace {
 // A task that overflows its fiber stack dies with a message that says so (the guard page is
 // recognised by the SIGSEGV handler), not with a bare segmentation fault.
 TEST(parking_DeathTest, a_fiber_stack_overflow_is_named) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    GTEST_SKIP() << "the sanitizers own SIGSEGV and the alternate signal stack";
-#else
+    if (fj_test::k_sanitized)
+        GTEST_SKIP() << "the sanitizers own SIGSEGV and the alternate signal stack";
     ::testing::FLAGS_gtest_death_test_style = "threadsafe";
     EXPECT_DEATH(
         {
@@ -276,7 +272,6 @@ TEST(parking_DeathTest, a_fiber_stack_overflow_is_named) {
             (void)f.get();
         },
         "stack overflow in a task");
-#endif
 }
 
 } // namespace

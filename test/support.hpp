@@ -27,24 +27,6 @@ namespace fj_test {
 
 // --- Sanitizer-aware sizing ----------------------------------------------------------------------
 
-// Sanitized builds run slower (ThreadSanitizer about 5-15x, AddressSanitizer about 2-3x): loops
-// shrink by this factor so the whole suite stays within a couple of minutes per sanitizer.
-#if defined(__SANITIZE_THREAD__)
-inline constexpr std::size_t k_sanitizer_slowdown = 4;
-#elif defined(__SANITIZE_ADDRESS__)
-inline constexpr std::size_t k_sanitizer_slowdown = 2;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-inline constexpr std::size_t k_sanitizer_slowdown = 4;
-#elif __has_feature(address_sanitizer)
-inline constexpr std::size_t k_sanitizer_slowdown = 2;
-#else
-inline constexpr std::size_t k_sanitizer_slowdown = 1;
-#endif
-#else
-inline constexpr std::size_t k_sanitizer_slowdown = 1;
-#endif
-
 // Which sanitizer this build runs under, for tests that must skip or adapt (with a reason).
 inline constexpr bool k_thread_sanitizer =
 #if defined(__SANITIZE_THREAD__)
@@ -71,6 +53,11 @@ inline constexpr bool k_address_sanitizer =
     false;
 #endif
 inline constexpr bool k_sanitized = k_thread_sanitizer || k_address_sanitizer;
+
+// Sanitized builds run slower (ThreadSanitizer about 5-15x, AddressSanitizer about 2-3x): loops
+// shrink by this factor so the whole suite stays within a couple of minutes per sanitizer.
+inline constexpr std::size_t k_sanitizer_slowdown =
+    k_thread_sanitizer ? 4 : (k_address_sanitizer ? 2 : 1);
 
 // An iteration count for a loop sized for a release build, shrunk under sanitizers (never below 1).
 constexpr std::size_t scaled(std::size_t release_count) {

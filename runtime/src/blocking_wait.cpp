@@ -52,7 +52,7 @@ void wait_slow(completion& c) {
         if (try_park(c)) // stolen and still running: park; the worker goes on
             return;
         w = current_worker(); // re-read: run_own_until may have moved us
-        w->m_owner->help_on_worker([&] { return c.is_ready(); });
+        w->m_owner->help_on_worker(ready);
         return;
     }
     blocking_waiter record;

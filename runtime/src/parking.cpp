@@ -177,6 +177,15 @@ struct fiber_runtime {
         }
     }
 
+    // The same, or an empty fiber when no stack can be had (the caller then does not park).
+    static ctx::fiber try_make_loop_fiber(fj::scheduler& s, fiber_info*& info) noexcept {
+        try {
+            return make_loop_fiber(s, info);
+        } catch (const std::bad_alloc&) {
+            return {};
+        }
+    }
+
     // Ends the calling loop fiber by switching to `next` (described by `next_info`).
     static ctx::fiber end_into(ctx::fiber&& next, fiber_info& next_info) noexcept {
         context().fiber = &next_info;
@@ -217,12 +226,9 @@ struct fiber_runtime {
         const overflow_signal_stack signal_stack; // for the overflow diagnosis, on this thread
         capture_native_context(fw.native_info);
         fiber_info* info = nullptr;
-        ctx::fiber first;
-        try {
-            first = make_loop_fiber(s, info);
-        } catch (const std::bad_alloc&) {
+        ctx::fiber first = try_make_loop_fiber(s, info);
+        if (!first)
             return false;
-        }
         context().fiber = info;
         before_switch(&fw.native_info, *info);
         std::move(first).resume(); // returns when a loop fiber of this thread ends (stop)
@@ -238,6 +244,15 @@ struct fiber_runtime {
         make_resumable(*r->owner, r);
     }
 
+    // Queues r in s's injection queue, for a loop at top level, and wakes a sleeper. Accepted
+    // while s closes: a parked task is work being finished. The push is the last touch of r; `s`
+    // must not live on r's stack (the caller passes the scheduler itself).
+    static void queue_for_a_loop(fj::scheduler& s, park_record* r) noexcept {
+        r->via_injection = true;
+        s.m_injected.push(r, true);
+        s.m_sleep.notify_one(); // after the seq_cst push that published r: docs/design.md#sleep
+    }
+
     static void make_resumable(fj::scheduler& s, park_record* r) noexcept {
         worker* w = current_worker();
         if (w != nullptr && w->m_owner == &s && context().s == &s) {
@@ -246,9 +261,7 @@ struct fiber_runtime {
                 return;
             } catch (...) { // the deque could not grow: the injection queue needs no memory
             }
-            r->via_injection = true;
-            s.m_injected.push(r, true);
-            s.m_sleep.notify_one();
+            queue_for_a_loop(s, r);
             return;
         }
         // Another thread (outside the pool, or another pool's worker): the pool may finish and
@@ -256,9 +269,7 @@ struct fiber_runtime {
         // relaxed: the pool cannot stop before the record is queued (m_parked), and the queue's
         // seq_cst push orders this increment before anything that follows the pop.
         s.m_wakers.fetch_add(1, std::memory_order_relaxed);
-        r->via_injection = true;
-        s.m_injected.push(r, true); // accepted while closing: parked work is work being finished
-        s.m_sleep.notify_one();
+        queue_for_a_loop(s, r);
         // release: pairs with the destructor's acquire load; our last touch of s.
         s.m_wakers.fetch_sub(1, std::memory_order_release);
     }
@@ -284,15 +295,13 @@ struct fiber_runtime {
             }
         }
         // A thread helping inside a wait (or outside the pool) took it: back to the injection
-        // queue, for a loop at top level. Accepted while closing: parked work is being finished.
+        // queue, for a loop at top level.
         if (w != nullptr) {
             w->m_stats.tasks_run.unbump();
             if (r->via_injection)
                 w->m_stats.injected_taken.unbump();
         }
-        r->via_injection = true;
-        s.m_injected.push(r, true);
-        s.m_sleep.notify_one();
+        queue_for_a_loop(s, r);
     }
 
     // Whether the calling task may park now (see try_park()).
@@ -321,12 +330,9 @@ struct fiber_runtime {
     static bool park_with(fj::scheduler& s, Enqueue&& enqueue) {
         worker* w = current_worker();
         fiber_info* next_info = nullptr;
-        ctx::fiber next;
-        try {
-            next = make_loop_fiber(s, next_info);
-        } catch (const std::bad_alloc&) {
+        ctx::fiber next = try_make_loop_fiber(s, next_info);
+        if (!next)
             return false;
-        }
         park_record rec;
         rec.m_run = &resume;
         rec.m_wake = &wake;
@@ -367,14 +373,9 @@ struct fiber_runtime {
     // worker runs what there is before it comes back to re-check. False if not allowed.
     static bool yield() {
         fj::scheduler* s = may_park();
-        return s != nullptr && park_with(*s, [s](park_record& rec) {
-                   // This closure lives on the parked stack, which may be running again (and
-                   // reused) as soon as the record is queued: copy what the notify needs first.
-                   fj::scheduler* const pool = s;
-                   rec.via_injection = true;
-                   pool->m_injected.push(&rec, true);
-                   pool->m_sleep.notify_one();
-               });
+        // The closure lives on the parked stack, which may run again as soon as the record is
+        // queued: queue_for_a_loop() gets the scheduler itself, not a reference into it.
+        return s != nullptr && park_with(*s, [s](park_record& rec) { queue_for_a_loop(*s, &rec); });
     }
 };
 
