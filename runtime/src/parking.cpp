@@ -27,6 +27,7 @@
 #include "fiber_switch.hpp"
 #include "overflow_handler.hpp"
 #include "stack_pool.hpp"
+#include "trace_buffer.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -340,6 +341,9 @@ struct fiber_runtime {
         rec.info = context().fiber;
         rec.parked_on = w->m_index;
         w->m_stats.parks.bump();
+        // Trace mode: this thread stops running the task's open slices here; they reopen where
+        // it resumes (trace_buffer.hpp). After the checks that can refuse the park.
+        const std::uint32_t open_slices = w->m_trace != nullptr ? w->m_trace->suspend_slices() : 0;
         // seq_cst: counted before this worker can go idle, in the order the last idle worker
         // reads it (termination invariant).
         s.m_parked.fetch_add(1, std::memory_order_seq_cst);
@@ -358,6 +362,8 @@ struct fiber_runtime {
         now.m_stats.resumes.bump();
         if (now.m_index != rec.parked_on)
             now.m_stats.migrations.bump();
+        if (now.m_trace != nullptr)
+            now.m_trace->resume_slices(open_slices, static_cast<std::uint32_t>(rec.parked_on));
         return true;
     }
 
@@ -378,6 +384,10 @@ struct fiber_runtime {
         return s != nullptr && park_with(*s, [s](park_record& rec) { queue_for_a_loop(*s, &rec); });
     }
 };
+
+bool is_park_record(const task* t) noexcept {
+    return t->m_run == &fiber_runtime::resume;
+}
 
 bool try_park(completion& c) {
     return fiber_runtime::park(c);

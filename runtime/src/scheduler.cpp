@@ -14,6 +14,7 @@
 #include "parking.hpp"
 #include "scheduler_registry.hpp"
 #include "system.hpp"
+#include "trace.hpp"
 
 #include <cstdio>
 #include <exception>
@@ -63,6 +64,10 @@ void validate(const scheduler_options& o) {
             "not " +
             std::to_string(o.spin_before_sleep.count()) +
             ": idle workers spin that long before they sleep or notice a shutdown");
+    if (o.trace_events_per_worker < 1024)
+        detail::throw_invalid_argument(
+            "fj::scheduler: trace_events_per_worker must be at least 1024, not " +
+            std::to_string(o.trace_events_per_worker));
     if (o.initial_deque_capacity == 0 ||
         o.initial_deque_capacity > scheduler_options::max_initial_deque_capacity)
         detail::throw_invalid_argument(
@@ -91,6 +96,9 @@ scheduler::scheduler(const scheduler_options& options) : m_options(options) {
     m_active.store(static_cast<std::uint32_t>(m_worker_count), std::memory_order_relaxed);
     m_asymmetric_barrier = detail::asymmetric_barrier_available();
     m_parking = detail::make_parking_lot(m_options, m_worker_count);
+    m_options.trace_file = detail::trace_file_for(m_options);
+    m_trace = detail::start_trace(m_options.trace_file, m_options.trace_events_per_worker, m_id,
+                                  m_workers);
     start_workers();
     try {
         detail::register_scheduler(m_id, this);
@@ -173,6 +181,8 @@ void scheduler::shutdown() {
     // acquire: pairs with the release decrement in make_resumable(), its last touch.
     while (m_wakers.load(std::memory_order_acquire) != 0)
         std::this_thread::yield();
+    if (m_trace != nullptr)
+        detail::finish_trace(*m_trace); // the joins ordered every worker's last event before this
     m_joined = true;
 }
 

@@ -10,6 +10,7 @@
 // (docs/design.md#sleep). The shutdown sequence is in scheduler.cpp and docs/design.md#shutdown.
 #include "fiber_switch.hpp"
 #include "parking.hpp"
+#include "trace_buffer.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -56,13 +57,12 @@ void back_off(unsigned idle_rounds) {
 } // namespace
 
 void scheduler::run_task(detail::worker& w, detail::task* t) noexcept {
-    w.m_stats.tasks_run.bump();
     // A worker's own tasks run with its scheduler as the current one, also when the worker is
     // nested inside a foreign scheduler's task (which it ran through that scheduler's
     // try_run_one() or reschedule_until(), and which set tl_context.s to its own scheduler).
     scheduler* const saved = detail::context().s;
     detail::context().s = w.m_owner;
-    t->run();
+    detail::run_counted(w, t, [t]() noexcept { t->run(); });
     detail::context().s = saved; // context() again: the task may have moved us to another thread
 }
 
@@ -75,8 +75,12 @@ detail::task* scheduler::steal_from_others(detail::worker* self, std::uint64_t r
             continue;
         detail::task* t = nullptr;
         if (victim.m_deque.steal(t) == detail::steal_result::success) {
-            if (self != nullptr)
+            if (self != nullptr) {
                 self->m_stats.steals.bump();
+                if (self->m_trace != nullptr) [[unlikely]]
+                    self->m_trace->record(detail::trace_kind::steal,
+                                          static_cast<std::uint32_t>(victim.m_index));
+            }
             return t;
         }
         if (self != nullptr)
@@ -85,12 +89,23 @@ detail::task* scheduler::steal_from_others(detail::worker* self, std::uint64_t r
     return nullptr;
 }
 
+namespace detail {
+bool is_park_record(const task* t) noexcept; // parking.cpp
+} // namespace detail
+
+// A task taken from the injection queue. A parked task's record is not counted: its resumption
+// takes the count back (fiber_runtime::resume), and the trace leaves it out likewise.
+static detail::task* taken_injected(detail::worker& w, detail::task* t) noexcept {
+    w.m_stats.injected_taken.bump();
+    if (w.m_trace != nullptr && !detail::is_park_record(t)) [[unlikely]]
+        w.m_trace->record(detail::trace_kind::take_injected);
+    return t;
+}
+
 detail::task* scheduler::find_work(detail::worker& w) {
     if (++w.m_tick % k_injection_period == 0) {
-        if (detail::task* t = m_injected.try_pop()) {
-            w.m_stats.injected_taken.bump();
-            return t;
-        }
+        if (detail::task* t = m_injected.try_pop())
+            return taken_injected(w, t);
     }
     if (detail::task* t = w.m_deque.pop())
         return t;
@@ -98,10 +113,8 @@ detail::task* scheduler::find_work(detail::worker& w) {
         if (detail::task* t = steal_from_others(&w, w.next_random()))
             return t;
     }
-    if (detail::task* t = m_injected.try_pop()) {
-        w.m_stats.injected_taken.bump();
-        return t;
-    }
+    if (detail::task* t = m_injected.try_pop())
+        return taken_injected(w, t);
     return nullptr;
 }
 
@@ -173,8 +186,12 @@ detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
             return nullptr;
         }
         w.m_stats.sleeps.bump();
+        if (w.m_trace != nullptr) [[unlikely]]
+            w.m_trace->record(detail::trace_kind::sleep_begin);
         m_sleep.commit_wait(key);
         w.m_stats.wakeups.bump();
+        if (w.m_trace != nullptr) [[unlikely]]
+            w.m_trace->record(detail::trace_kind::sleep_end);
         m_active.fetch_add(1, std::memory_order_seq_cst);
         if (m_stop.load(std::memory_order_acquire))
             return nullptr;

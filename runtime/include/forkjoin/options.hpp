@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <string>
 
 namespace fj {
 
@@ -42,6 +43,16 @@ struct scheduler_options {
     // memory maps of the process's vm.max_map_count); beyond it a join helps while waiting
     // instead. 0: three eighths of vm.max_map_count (24,573 with Linux's default).
     std::size_t max_parked_tasks = 0;
+
+    // Trace mode (docs/tracing.md): when not empty, every worker records its tasks, steals,
+    // injected tasks taken, sleeps and parks, and shutdown() writes them to this file as Chrome /
+    // Perfetto trace-event JSON (one track per worker). Empty: the FJ_TRACE environment variable
+    // names the file if set, else tracing is off (and costs one predictable branch per task).
+    std::string trace_file;
+
+    // Room for this many events per worker, allocated up front (16 bytes each; only what is used
+    // becomes resident). Events beyond it are dropped and counted, and the file says so.
+    std::size_t trace_events_per_worker = std::size_t{1} << 20;
 
     static constexpr std::chrono::microseconds max_spin_before_sleep{100'000};
     static constexpr std::size_t max_initial_deque_capacity = std::size_t{1} << 20;

@@ -41,6 +41,10 @@ struct fiber_runtime; // parking.cpp: the worker loop on fibers, park and resume
 struct parking_lot_deleter {
     void operator()(parking_lot* lot) const noexcept; // parking.cpp, where the type is complete
 };
+struct trace_session; // trace.cpp: trace mode's per-worker buffers
+struct trace_session_deleter {
+    void operator()(trace_session* session) const noexcept;
+};
 } // namespace fj::detail
 
 namespace fj {
@@ -154,6 +158,8 @@ private:
     std::unique_ptr<thread_group> m_threads;
     std::unique_ptr<detail::parking_lot, detail::parking_lot_deleter>
         m_parking; // null when parking is off
+    std::unique_ptr<detail::trace_session, detail::trace_session_deleter>
+        m_trace; // null unless tracing (docs/tracing.md)
     // Tasks parked and not yet queued for resumption: pending work the pool must not stop under
     // (the termination invariant, docs/design.md#parking). seq_cst: read by the last worker to
     // go idle in the same single order as m_active.
@@ -219,10 +225,9 @@ detail::join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>> schedu
     detail::task* popped = detail::current_worker()->m_deque.pop(); // re-read: a may have migrated
     if (popped == &task_b || (popped != nullptr && pop_until(popped, &task_b))) {
         // Not stolen: run it here unless a already failed (then b is cancelled before it starts).
-        if (!result_a.failed()) {
-            detail::current_worker()->m_stats.tasks_run.bump();
-            task_b.run_inline();
-        }
+        if (!result_a.failed())
+            detail::run_counted(*detail::current_worker(), &task_b,
+                                [&]() noexcept { task_b.run_inline(); });
     } else {
         // Stolen: the thief may still be running it, and it references this frame. Wait even if
         // a failed.
@@ -251,8 +256,7 @@ void scheduler::reschedule_until(Predicate&& done) {
     if (detail::worker* w = detail::current_worker();
         w != nullptr && w->m_owner == detail::current_scheduler_or_null()) {
         if (detail::task* t = w->m_deque.pop()) {
-            w->m_stats.tasks_run.bump();
-            t->run();
+            detail::run_counted(*w, t, [t]() noexcept { t->run(); });
             if (done())
                 return;
         }

@@ -7,6 +7,7 @@
 #include "current.hpp"
 #include "fault_injection.hpp"
 #include "task.hpp"
+#include "trace_hooks.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -47,6 +48,7 @@ struct alignas(128) worker {
         0; // tasks taken; every k_injection_period-th look starts at the injection queue
     chase_lev_deque<task*> m_deque;
     block_cache m_cache;
+    trace_buffer* m_trace = nullptr; // set once before the worker starts when the pool traces
     worker_counters m_stats;
 
     std::uint64_t next_random() noexcept {
@@ -57,6 +59,20 @@ struct alignas(128) worker {
         return m_rng = x;
     }
 };
+
+// Runs task t's body on w as one counted (and, in trace mode, traced) task. The body may park
+// and resume on another worker of the same pool (all of whose workers trace alike), so the end is
+// recorded wherever the body finishes.
+template <class Body>
+inline void run_counted(worker& w, const task* t, Body&& body) noexcept {
+    w.m_stats.tasks_run.bump();
+    bool traced = false;
+    if (w.m_trace != nullptr) [[unlikely]]
+        traced = trace_task_begin(w, t);
+    body();
+    if (traced) [[unlikely]]
+        trace_task_end();
+}
 
 // Memory for tasks: the calling worker's cache, else the calling thread's outside cache (blocks
 // are interchangeable between threads: see block_cache.hpp), else the heap.
