@@ -42,6 +42,7 @@ struct blocking_waiter : waiter {
 } // namespace
 
 void wait_slow(completion& c) {
+    const profile_pause_scope paused; // docs/tracing.md#profiler
     if (worker* w = current_worker()) {
         // The awaited task is usually the one this frame forked last, still at the front of our
         // own deque: run our own tasks first, inline, as without fibers (wait inlining). Only
@@ -62,6 +63,7 @@ void wait_slow(completion& c) {
 }
 
 bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadline) {
+    const profile_pause_scope paused; // docs/tracing.md#profiler
     if (current_worker() != nullptr) {
         // Yield-park until ready or past the deadline (a parked wait cannot time out by itself).
         for (;;) {

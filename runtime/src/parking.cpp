@@ -348,6 +348,9 @@ struct fiber_runtime {
         // reads it (termination invariant).
         s.m_parked.fetch_add(1, std::memory_order_seq_cst);
         fiber_info* const self = context().fiber;
+        // The profiler's frames live on the parked stack: they leave with it and come back
+        // wherever it resumes; the fresh loop fiber starts outside any frame.
+        profile_frame* const frames = std::exchange(context().profile, nullptr);
         context().fiber = next_info;
         before_switch(self, *next_info);
         std::move(next).resume_with([&rec, &enqueue](ctx::fiber&& parked) -> ctx::fiber {
@@ -358,6 +361,7 @@ struct fiber_runtime {
         // Resumed, maybe on another worker of the pool.
         after_switch(self);
         context().fiber = self;
+        context().profile = frames;
         worker& now = *current_worker();
         now.m_stats.resumes.bump();
         if (now.m_index != rec.parked_on)

@@ -223,6 +223,7 @@ bool scheduler::run_own_until(detail::function_ref<bool()> done) {
 }
 
 void scheduler::help_until(detail::function_ref<bool()> done) {
+    const detail::profile_pause_scope paused; // docs/tracing.md#profiler
     if (detail::current_worker() == nullptr) {
         help_outside(done);
         return;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "detail/future_state.hpp"
+#include "detail/profile_frame.hpp"
 #include "detail/wait.hpp"
 #include "errors.hpp"
 
@@ -73,6 +74,8 @@ public:
     void wait() const {
         check();
         detail::wait(m_state->m_completion);
+        if (detail::profiling()) [[unlikely]] // docs/tracing.md#profiler: a join edge
+            detail::profile_join_future(m_state);
     }
 
     template <class Rep, class Period>
@@ -106,6 +109,8 @@ public:
                 detail::throw_task_cancelled();
             }
         }
+        if (detail::profiling()) [[unlikely]] // docs/tracing.md#profiler: a join edge
+            detail::profile_join_future(m_state);
         // The task is done and touches the state no more: it is ours alone to read and free.
         struct free_on_exit {
             detail::future_state<T>* state;

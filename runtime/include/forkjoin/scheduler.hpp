@@ -20,6 +20,7 @@
 #include "detail/future_state.hpp"
 #include "detail/injection_queue.hpp"
 #include "detail/join_task.hpp"
+#include "detail/profile_frame.hpp"
 #include "detail/task.hpp"
 #include "detail/worker.hpp"
 #include "future.hpp"
@@ -118,6 +119,19 @@ private:
             m_sleep.notify_one();
     }
 
+    // The same operations without the profiler's hooks (what they run outside fj::profile).
+    template <class F>
+    future<detail::task_result_t<F>> submit_plain(F&& fn);
+    template <class F>
+    future<detail::task_result_t<F>> fork_on(detail::worker& w, F&& fn);
+    template <class A, class B>
+    detail::join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>> join_plain(A&& a,
+                                                                                         B&& b);
+    // Inside an fj::profile region (docs/tracing.md#profiler): the child is measured as a frame
+    // of its own, and its fork edge is registered under its future's state for get().
+    template <class F, class Start>
+    future<detail::task_result_t<F>> start_profiled(F&& fn, Start&& start);
+
     template <class F>
     static auto make_task(F&& fn) {
         return detail::fork_task<std::decay_t<F>, detail::task_result_t<F>>::make(
@@ -170,8 +184,26 @@ private:
     bool m_joined = false; // guarded by m_shutdown_mutex
 };
 
+template <class F, class Start>
+future<detail::task_result_t<F>> scheduler::start_profiled(F&& fn, Start&& start) {
+    detail::check_callable(fn);
+    std::shared_ptr<detail::profile_edge> edge = detail::profile_fork_shared();
+    future<detail::task_result_t<F>> f =
+        start(detail::profiled_body<std::decay_t<F>>(edge, std::forward<F>(fn)));
+    detail::profile_register(f.m_state, std::move(edge));
+    return f;
+}
+
 template <class F>
 future<detail::task_result_t<F>> scheduler::submit(F&& fn) {
+    if (detail::profiling()) [[unlikely]]
+        return start_profiled(std::forward<F>(fn),
+                              [this](auto&& body) { return submit_plain(std::move(body)); });
+    return submit_plain(std::forward<F>(fn));
+}
+
+template <class F>
+future<detail::task_result_t<F>> scheduler::submit_plain(F&& fn) {
     detail::check_callable(fn);
     auto* t = make_task(std::forward<F>(fn));
     t->m_home = m_id;
@@ -189,6 +221,15 @@ future<detail::task_result_t<F>> scheduler::fork(F&& fn) {
     detail::worker* w = own_worker();
     if (w == nullptr)
         return submit(std::forward<F>(fn));
+    if (detail::profiling()) [[unlikely]]
+        return start_profiled(std::forward<F>(fn),
+                              [this, w](auto&& body) { return fork_on(*w, std::move(body)); });
+    return fork_on(*w, std::forward<F>(fn));
+}
+
+template <class F>
+future<detail::task_result_t<F>> scheduler::fork_on(detail::worker& worker, F&& fn) {
+    detail::worker* w = &worker;
     detail::check_callable(fn);
     auto* t = make_task(std::forward<F>(fn));
     t->m_home = m_id;
@@ -205,6 +246,28 @@ future<detail::task_result_t<F>> scheduler::fork(F&& fn) {
 template <class A, class B>
 detail::join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>> scheduler::join(A&& a,
                                                                                           B&& b) {
+    if (detail::profiling()) [[unlikely]] {
+        // a continues the caller's frame; b is a child frame with a fork edge on this stack,
+        // joined when the join returns (or throws).
+        detail::check_callable(b);
+        detail::profile_edge edge;
+        detail::profile_fork(edge);
+        struct join_edge_on_exit {
+            const detail::profile_edge& edge;
+            ~join_edge_on_exit() { detail::profile_join(edge); }
+        } joined{edge};
+        auto measured_b = [&]() -> decltype(auto) {
+            detail::profile_scope scope(edge);
+            return std::invoke(b);
+        };
+        return join_plain(a, measured_b);
+    }
+    return join_plain(a, b);
+}
+
+template <class A, class B>
+detail::join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>>
+scheduler::join_plain(A&& a, B&& b) {
     using Ra = std::invoke_result_t<A&>;
     using Rb = std::invoke_result_t<B&>;
     detail::check_callable(a);
@@ -213,7 +276,7 @@ detail::join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>> schedu
     if (w == nullptr) {
         // Not on this pool: run the whole join as one task there, so both branches and everything
         // they fork take the fast path, and wait for it.
-        return submit([&] { return join(a, b); }).get();
+        return submit([&] { return join_plain(a, b); }).get();
     }
     detail::join_task<std::remove_reference_t<B>> task_b(b);
     push_local(*w, &task_b);

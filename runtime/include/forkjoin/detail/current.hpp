@@ -13,6 +13,7 @@ namespace fj::detail {
 struct worker;
 
 struct fiber_info;
+struct profile_frame;
 struct thread_context;
 // For other targets: a call the compiler cannot see through (worker_loop.cpp).
 thread_context& context_out_of_line() noexcept;
@@ -21,6 +22,9 @@ struct thread_context {
     worker* w = nullptr;         // the worker this thread runs, or null off the pool
     fj::scheduler* s = nullptr;  // the scheduler whose task this thread is running, or null
     fiber_info* fiber = nullptr; // the fiber this thread runs on, null on its native stack
+    // The innermost task frame being measured by fj::profile, null outside profiled regions
+    // (docs/tracing.md#profiler). Per fiber like the rest: saved and restored around a park.
+    profile_frame* profile = nullptr;
 };
 
 // constinit: no dynamic initialisation, so access needs no TLS wrapper call.

@@ -1,0 +1,108 @@
+// fj::profile: measure the parallelism of a fork/join computation (docs/tracing.md#profiler).
+//
+//   fj::profile_report r = fj::profile([&] { result = fib(30); });
+//   std::cout << r;   // work, span, parallelism, and the speed-up they allow on P workers
+//
+// Work (T1) is the total time tasks spent running; span (T∞) the longest chain of it that must
+// run in order (along fork and join edges). Their ratio, the parallelism, bounds the speed-up on
+// any number of workers: a program with parallelism 1.5 cannot run 2x faster on 2 cores, however
+// the scheduler is tuned. Measured edges: fork/submit/async + get()/wait(), fj::join (and the
+// algorithms built on it: parallel_for, parallel_reduce, parallel_invoke). Not measured:
+// continuations (then, when_all, when_any) and tasks submitted from outside the region.
+#pragma once
+
+#include "async.hpp"
+#include "detail/callable_check.hpp"
+#include "detail/profile_frame.hpp"
+#include "scheduler.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <utility>
+
+namespace fj {
+
+struct profile_report {
+    std::chrono::nanoseconds work{0}; // T1: the sum of the time every task ran
+    std::chrono::nanoseconds span{0}; // T∞: the critical path
+    std::uint64_t tasks = 0;          // tasks measured, the region's root included
+
+    // T1 / T∞: the most workers that can be kept busy on average.
+    double parallelism() const noexcept {
+        return span.count() > 0 ? static_cast<double>(work.count()) / span.count() : 0.0;
+    }
+    // The best speed-up over a serial run possible on `workers` workers: min(P, T1 / T∞).
+    double speedup_bound(std::size_t workers) const noexcept {
+        const double p = parallelism();
+        return static_cast<double>(workers) < p ? static_cast<double>(workers) : p;
+    }
+    // The speed-up a greedy scheduler guarantees, overheads aside (Brent): T1 / (T1/P + T∞).
+    double greedy_speedup(std::size_t workers) const noexcept {
+        const double t1 = static_cast<double>(work.count());
+        const double denominator = t1 / static_cast<double>(workers) + span.count();
+        return denominator > 0 ? t1 / denominator : 0.0;
+    }
+};
+
+// One line: work, span, parallelism, tasks.
+std::ostream& operator<<(std::ostream& out, const profile_report& report);
+
+namespace detail {
+
+// The root frame of a region. Nested in a profiled task (fj::profile inside fj::profile), the
+// inner region counts in the outer one as a sequential piece: its work adds to the outer work,
+// its span to the outer frame's span.
+class profile_root {
+public:
+    explicit profile_root(profile_region& region) noexcept : m_region(region) {
+        profile_frame_begin(m_frame, &region, 0);
+    }
+    ~profile_root() {
+        profile_frame* outer = m_frame.below;
+        profile_frame_end(m_frame);
+        if (outer != nullptr)
+            profile_absorb(*outer, m_region);
+    }
+    profile_root(const profile_root&) = delete;
+    profile_root& operator=(const profile_root&) = delete;
+
+private:
+    profile_region& m_region;
+    profile_frame m_frame;
+};
+
+profile_report make_profile_report(const profile_region& region) noexcept;
+
+} // namespace detail
+
+// Runs f() as a task of `sched` (inline when called from one of its tasks, else submitted and
+// waited for) and returns what its computation's work and span were. f's exception propagates.
+// f's result is discarded: capture what you need by reference.
+template <class F>
+profile_report profile(scheduler& sched, F&& f) {
+    detail::check_callable(f);
+    detail::profile_region region;
+    auto root = [&] {
+        const detail::profile_root measured(region);
+        std::invoke(f);
+    };
+    struct forget_on_exit { // the region's unjoined edges, even if f throws
+        const detail::profile_region& region;
+        ~forget_on_exit() { detail::profile_forget(region); }
+    } forget{region};
+    if (sched.on_worker_thread() && detail::current_scheduler_or_null() == &sched)
+        root();
+    else
+        sched.submit(root).get();
+    return detail::make_profile_report(region);
+}
+
+template <class F>
+profile_report profile(F&& f) {
+    return profile(current_scheduler(), std::forward<F>(f));
+}
+
+} // namespace fj
