@@ -24,7 +24,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mpi.h>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -101,7 +103,7 @@ const char* sizing_name(sizing s) {
 // What each rank tells rank 0 about its part, sent as raw bytes: every rank runs this binary, and
 // MPI ranks of one job are assumed to share one architecture (as MPI_BYTE transfers do).
 struct rank_report {
-    char host[64] = {};
+    char host[MPI_MAX_PROCESSOR_NAME] = {};
     sizing sized_by = sizing::cpu_share;
     std::uint32_t workers = 0, mask_cpus = 0, sharers = 0;
     std::uint64_t digits = 0;
@@ -119,6 +121,18 @@ void print_report(int rank, const rank_report& r) {
                 rank, r.host, r.workers, r.workers == 1 ? "" : "s", sizing_name(r.sized_by),
                 r.mask_cpus, r.mask_cpus == 1 ? "" : "s", r.sharers, r.sharers == 1 ? "" : "s",
                 static_cast<unsigned long long>(r.digits), r.seconds);
+}
+
+// A scheduler of `workers` workers (0: FJ_WORKERS). A malformed FJ_WORKERS ends the whole job
+// with the library's message, rather than std::terminate in each rank.
+std::unique_ptr<fj::scheduler> make_pool(std::size_t workers) {
+    try {
+        return std::make_unique<fj::scheduler>(workers);
+    } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "mpi_bbp_pi: %s\n", e.what());
+        MPI_Abort(MPI_COMM_WORLD, 2);
+        std::abort(); // MPI_Abort does not return; say so to the compiler
+    }
 }
 
 } // namespace
@@ -154,13 +168,11 @@ int main(int argc, char** argv) {
         workers = 0; // fj::scheduler(0) reads FJ_WORKERS, and throws naming it if it is malformed
         mine.sized_by = sizing::environment;
     }
-    fj::scheduler pool(workers);
+    const std::unique_ptr<fj::scheduler> pool = make_pool(workers);
 
-    char host[MPI_MAX_PROCESSOR_NAME] = {};
     int host_length = 0;
-    MPI_Get_processor_name(host, &host_length);
-    std::snprintf(mine.host, sizeof(mine.host), "%s", host);
-    mine.workers = static_cast<std::uint32_t>(pool.worker_count());
+    MPI_Get_processor_name(mine.host, &host_length);
+    mine.workers = static_cast<std::uint32_t>(pool->worker_count());
     mine.mask_cpus = static_cast<std::uint32_t>(share.mask_cpus);
     mine.sharers = static_cast<std::uint32_t>(share.sharers);
     mine.digits = owned_count(args.digits, static_cast<std::uint64_t>(rank),
@@ -173,7 +185,7 @@ int main(int argc, char** argv) {
     const auto stride = static_cast<std::uint64_t>(ranks);
     const std::uint64_t first = args.from + static_cast<std::uint64_t>(rank);
     mine.seconds = cli::seconds([&] {
-        fj::parallel_for(pool, std::uint64_t{0}, mine.digits, [&](std::uint64_t i) {
+        fj::parallel_for(*pool, std::uint64_t{0}, mine.digits, [&](std::uint64_t i) {
             part[i] = bbp::hex_char(bbp::hex_digit_of_pi(first + i * stride));
         });
     });
