@@ -10,7 +10,7 @@
 // Prints each result, the parallel and serial times and the speed-up; exits 1 on a wrong answer.
 #include "bbp.hpp"
 #include "cli.hpp"
-#include "pi_hex_digits.hpp"
+#include "pi_digits_check.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -71,21 +71,7 @@ bool digits(fj::scheduler& pool, std::uint64_t from, std::uint64_t count) {
         std::printf("WRONG: parallel and serial digits differ\n");
         return false;
     }
-    const auto& table = pi_table::k_hex_digits;
-    if (from >= table.size()) {
-        std::printf("hex digits not checked: the table holds positions below %zu\n", table.size());
-        return true;
-    }
-    const std::uint64_t checked = std::min<std::uint64_t>(count, table.size() - from);
-    for (std::uint64_t i = 0; i < checked; ++i)
-        if (parallel[i] != table[from + i]) {
-            std::printf("WRONG: digit at position %llu is %c, the table says %c\n",
-                        static_cast<unsigned long long>(from + i), parallel[i], table[from + i]);
-            return false;
-        }
-    std::printf("hex digits match the table (%llu checked)\n",
-                static_cast<unsigned long long>(checked));
-    return true;
+    return pi_table::check_hex_digits(from, parallel);
 }
 
 } // namespace
