@@ -6,8 +6,6 @@
 // still generous (caches, frequency), and the fib comparison takes the best of a few runs.
 #include "support.hpp"
 
-#include <time.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -15,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <time.h>
 #include <vector>
 
 namespace {
@@ -192,6 +191,51 @@ TEST(profile, report_prints_work_span_and_parallelism) {
     EXPECT_DOUBLE_EQ(r.speedup_bound(2), 2.0);
     EXPECT_DOUBLE_EQ(r.speedup_bound(8), 4.0);
     EXPECT_DOUBLE_EQ(r.greedy_speedup(4), 8.0 / (2.0 + 2.0));
+}
+
+TEST(profile, whole_run_is_reported_at_shutdown) {
+    fj_test::watchdog dog(fj_test::current_test_name());
+    fj::scheduler_options options;
+    options.workers = 2;
+    options.profile_whole_run = true;
+    testing::internal::CaptureStderr();
+    {
+        fj::scheduler pool(options);
+        std::vector<fj::future<long>> roots;
+        for (int i = 0; i < 4; ++i) // independent roots from outside: each a root of the run
+            roots.push_back(pool.submit([] {
+                spin_for(1ms);
+                return fib_join(12);
+            }));
+        for (auto& r : roots)
+            EXPECT_EQ(fj_test::get_or(r, -1L), 144);
+    }
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("fj profile: scheduler #"), std::string::npos) << err;
+    EXPECT_NE(err.find(", whole run: work "), std::string::npos) << err;
+    // 4 roots, each one fib_join(12): 4 x 233 frames.
+    EXPECT_NE(err.find("(932 tasks); speed-up bound on 2 workers 2.00x"), std::string::npos) << err;
+}
+
+TEST(profile, environment_variable_switches_whole_run_profiling) {
+    ASSERT_EQ(::setenv("FJ_PROFILE", "1", 1), 0);
+    {
+        fj::scheduler pool(1);
+        EXPECT_TRUE(pool.options().profile_whole_run);
+        testing::internal::CaptureStderr();
+        pool.submit([] { spin_for(1ms); }).get();
+        pool.shutdown();
+        EXPECT_NE(testing::internal::GetCapturedStderr().find("(1 tasks)"), std::string::npos);
+    }
+    ASSERT_EQ(::setenv("FJ_PROFILE", "yes", 1), 0);
+    try {
+        fj::scheduler pool(1);
+        ADD_FAILURE() << "FJ_PROFILE=yes was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("FJ_PROFILE='yes' is not valid"), std::string::npos)
+            << e.what();
+    }
+    ::unsetenv("FJ_PROFILE");
 }
 
 TEST(profile, empty_callable_is_rejected) {

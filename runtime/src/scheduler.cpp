@@ -27,6 +27,7 @@
 #include <boost/thread/thread.hpp>
 
 #include <forkjoin/async.hpp>
+#include <forkjoin/profile.hpp>
 #include <forkjoin/scheduler.hpp>
 
 namespace fj {
@@ -99,6 +100,9 @@ scheduler::scheduler(const scheduler_options& options) : m_options(options) {
     m_options.trace_file = detail::trace_file_for(m_options);
     m_trace = detail::start_trace(m_options.trace_file, m_options.trace_events_per_worker, m_id,
                                   m_workers);
+    m_options.profile_whole_run = detail::profile_whole_run(m_options.profile_whole_run);
+    if (m_options.profile_whole_run)
+        m_profile = std::make_unique<detail::profile_region>();
     start_workers();
     try {
         detail::register_scheduler(m_id, this);
@@ -183,6 +187,8 @@ void scheduler::shutdown() {
         std::this_thread::yield();
     if (m_trace != nullptr)
         detail::finish_trace(*m_trace); // the joins ordered every worker's last event before this
+    if (m_profile != nullptr)           // the joins ordered every frame's end before this
+        detail::print_whole_run_profile(*m_profile, m_id, m_worker_count);
     m_joined = true;
 }
 

@@ -14,6 +14,7 @@ namespace fj::detail {
 
 struct worker;
 class trace_buffer;
+struct profile_region;
 
 // trace_session and its deleter are declared in <forkjoin/scheduler.hpp>.
 using trace_session_ptr = std::unique_ptr<trace_session, trace_session_deleter>;
@@ -32,6 +33,13 @@ trace_session_ptr start_trace(const std::string& path, std::size_t events_per_wo
 // the file (every scheduler traced into the same file appears in it, as one process each). A file
 // that cannot be written is reported on stderr: shutdown() does not throw for it.
 void finish_trace(trace_session& session) noexcept;
+
+// Whole-run profiling (profile.cpp): FJ_PROFILE (0 or 1) if set, else `configured`. Throws
+// std::invalid_argument for any other value.
+bool profile_whole_run(bool configured);
+// At shutdown: one line on stderr with the run's work, span, parallelism and speed-up bound.
+void print_whole_run_profile(const profile_region& region, std::uint64_t scheduler_id,
+                             std::size_t workers) noexcept;
 
 // The number of events recorded and dropped (buffer full) so far, for tests and diagnostics.
 struct trace_counts {

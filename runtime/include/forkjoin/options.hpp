@@ -54,6 +54,11 @@ struct scheduler_options {
     // becomes resident). Events beyond it are dropped and counted, and the file says so.
     std::size_t trace_events_per_worker = std::size_t{1} << 20;
 
+    // Whole-run profiling (docs/tracing.md#profiler): every task submitted from outside the pool
+    // is measured like an fj::profile region, and shutdown() prints the run's work, span and
+    // parallelism on stderr. The FJ_PROFILE environment variable (0 or 1) overrides it.
+    bool profile_whole_run = false;
+
     static constexpr std::chrono::microseconds max_spin_before_sleep{100'000};
     static constexpr std::size_t max_initial_deque_capacity = std::size_t{1} << 20;
 

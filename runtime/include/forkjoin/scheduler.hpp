@@ -174,6 +174,8 @@ private:
         m_parking; // null when parking is off
     std::unique_ptr<detail::trace_session, detail::trace_session_deleter>
         m_trace; // null unless tracing (docs/tracing.md)
+    // Whole-run profiling: the region every outside submission's task is measured in, else null.
+    std::unique_ptr<detail::profile_region> m_profile;
     // Tasks parked and not yet queued for resumption: pending work the pool must not stop under
     // (the termination invariant, docs/design.md#parking). seq_cst: read by the last worker to
     // go idle in the same single order as m_active.
@@ -199,6 +201,12 @@ future<detail::task_result_t<F>> scheduler::submit(F&& fn) {
     if (detail::profiling()) [[unlikely]]
         return start_profiled(std::forward<F>(fn),
                               [this](auto&& body) { return submit_plain(std::move(body)); });
+    if (m_profile != nullptr) [[unlikely]] { // whole-run profiling: a root of the run's region
+        detail::check_callable(fn);
+        auto edge = std::make_shared<detail::profile_edge>();
+        edge->region = m_profile.get();
+        return submit_plain(detail::profiled_body<std::decay_t<F>>(edge, std::forward<F>(fn)));
+    }
     return submit_plain(std::forward<F>(fn));
 }
 
