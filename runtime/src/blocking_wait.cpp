@@ -41,8 +41,7 @@ struct blocking_waiter : waiter {
 
 } // namespace
 
-void wait_slow(completion& c) {
-    const profile_pause_scope paused; // docs/tracing.md#profiler
+void wait_plain(completion& c) {
     if (worker* w = current_worker()) {
         // The awaited task is usually the one this frame forked last, still at the front of our
         // own deque: run our own tasks first, inline, as without fibers (wait inlining). Only
@@ -62,8 +61,7 @@ void wait_slow(completion& c) {
     record.wait_woken();
 }
 
-bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadline) {
-    const profile_pause_scope paused; // docs/tracing.md#profiler
+bool wait_until_plain(completion& c, std::chrono::steady_clock::time_point deadline) {
     if (current_worker() != nullptr) {
         // Yield-park until ready or past the deadline (a parked wait cannot time out by itself).
         for (;;) {
@@ -95,6 +93,25 @@ bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadli
         return false;    // timed out; finish() will never see the record
     record.wait_woken(); // finish() raced the timeout and is waking us: wait for its last touch
     return true;
+}
+
+// With a profiler region somewhere in the process, the waiting frame's strand pauses (waiting is
+// neither work nor span: docs/tracing.md#profiler); without, one test of a global.
+void wait_slow(completion& c) {
+    if (profile_regions_exist()) [[unlikely]] {
+        const profile_pause_scope paused;
+        wait_plain(c);
+        return;
+    }
+    wait_plain(c);
+}
+
+bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadline) {
+    if (profile_regions_exist()) [[unlikely]] {
+        const profile_pause_scope paused;
+        return wait_until_plain(c, deadline);
+    }
+    return wait_until_plain(c, deadline);
 }
 
 } // namespace fj::detail

@@ -22,6 +22,9 @@
 #include <forkjoin/profile.hpp>
 
 namespace fj::detail {
+
+std::atomic<std::uint32_t> g_live_profile_regions{0};
+
 namespace {
 
 // Strands are timed in the calling thread's CPU time, not wall time: a thread that the OS
@@ -80,7 +83,7 @@ public:
         for (shard& s : m_shards) {
             std::lock_guard lock(s.mutex);
             std::erase_if(s.edges,
-                          [&](const auto& entry) { return entry.second->region == &region; });
+                          [&](const auto& entry) { return entry.second->region.get() == &region; });
         }
     }
 
@@ -147,7 +150,7 @@ std::uint64_t profile_frame_end(profile_frame& frame) noexcept {
 void profile_fork(profile_edge& edge) noexcept {
     profile_frame& f = *context().profile;
     close_strand(f, now_ns());
-    edge.region = f.region;
+    edge.region = f.region->shared_from_this();
     edge.prefix = f.span;
 }
 
@@ -171,6 +174,8 @@ void profile_join(const profile_edge& edge) noexcept {
 }
 
 void profile_join_future(const void* future_state) noexcept {
+    if (context().profile == nullptr)
+        return;
     if (std::shared_ptr<profile_edge> edge = registry().take(future_state))
         profile_join(*edge);
 }

@@ -102,7 +102,7 @@ scheduler::scheduler(const scheduler_options& options) : m_options(options) {
                                   m_workers);
     m_options.profile_whole_run = detail::profile_whole_run(m_options.profile_whole_run);
     if (m_options.profile_whole_run)
-        m_profile = std::make_unique<detail::profile_region>();
+        m_profile = std::make_shared<detail::profile_region>();
     start_workers();
     try {
         detail::register_scheduler(m_id, this);

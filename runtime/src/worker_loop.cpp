@@ -223,7 +223,15 @@ bool scheduler::run_own_until(detail::function_ref<bool()> done) {
 }
 
 void scheduler::help_until(detail::function_ref<bool()> done) {
-    const detail::profile_pause_scope paused; // docs/tracing.md#profiler
+    if (detail::profile_regions_exist()) [[unlikely]] { // docs/tracing.md#profiler
+        const detail::profile_pause_scope paused;
+        help_until_plain(done);
+        return;
+    }
+    help_until_plain(done);
+}
+
+void scheduler::help_until_plain(detail::function_ref<bool()> done) {
     if (detail::current_worker() == nullptr) {
         help_outside(done);
         return;

@@ -74,7 +74,7 @@ public:
     void wait() const {
         check();
         detail::wait(m_state->m_completion);
-        if (detail::profiling()) [[unlikely]] // docs/tracing.md#profiler: a join edge
+        if (detail::profile_regions_exist()) [[unlikely]] // docs/tracing.md#profiler: join edge
             detail::profile_join_future(m_state);
     }
 
@@ -100,7 +100,9 @@ public:
                    : std::future_status::timeout;
     }
 
-    T get() {
+    // always_inline: the fast path (already done) is a few instructions, and fork/get costs are
+    // the runtime's headline; the profiler's hook must not push it out of line.
+    [[gnu::always_inline]] inline T get() {
         check();
         if (!m_state->m_completion.is_done()) [[unlikely]] { // one load when the task is done
             detail::wait(m_state->m_completion);
@@ -109,7 +111,7 @@ public:
                 detail::throw_task_cancelled();
             }
         }
-        if (detail::profiling()) [[unlikely]] // docs/tracing.md#profiler: a join edge
+        if (detail::profile_regions_exist()) [[unlikely]] // docs/tracing.md#profiler: join edge
             detail::profile_join_future(m_state);
         // The task is done and touches the state no more: it is ours alone to read and free.
         struct free_on_exit {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <utility>
 
 namespace fj {
@@ -80,11 +81,13 @@ profile_report make_profile_report(const profile_region& region) noexcept;
 
 // Runs f() as a task of `sched` (inline when called from one of its tasks, else submitted and
 // waited for) and returns what its computation's work and span were. f's exception propagates.
-// f's result is discarded: capture what you need by reference.
+// f's result is discarded: capture what you need by reference. A task forked inside and never
+// joined counts only as far as it got before f returned.
 template <class F>
 profile_report profile(scheduler& sched, F&& f) {
     detail::check_callable(f);
-    detail::profile_region region;
+    const auto shared_region = std::make_shared<detail::profile_region>();
+    detail::profile_region& region = *shared_region;
     auto root = [&] {
         const detail::profile_root measured(region);
         std::invoke(f);

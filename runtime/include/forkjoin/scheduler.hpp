@@ -89,8 +89,9 @@ public:
     scheduler_stats stats() const;
 
 private:
-    friend void detail::wait_slow(detail::completion&);
-    friend bool detail::wait_until_slow(detail::completion&, std::chrono::steady_clock::time_point);
+    friend void detail::wait_plain(detail::completion&);
+    friend bool detail::wait_until_plain(detail::completion&,
+                                         std::chrono::steady_clock::time_point);
     friend void detail::schedule_continuation(detail::task*, std::uint64_t&) noexcept;
     friend void detail::start_continuation(detail::task*, std::uint64_t, std::uint64_t&);
     friend std::uint64_t detail::current_scheduler_id() noexcept;
@@ -124,9 +125,12 @@ private:
     future<detail::task_result_t<F>> submit_plain(F&& fn);
     template <class F>
     future<detail::task_result_t<F>> fork_on(detail::worker& w, F&& fn);
-    template <class A, class B>
+    template <bool Measured, class A, class B>
     detail::join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>> join_plain(A&& a,
                                                                                          B&& b);
+    template <class A, class B>
+    detail::join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>> join_profiled(A& a,
+                                                                                            B& b);
     // Inside an fj::profile region (docs/tracing.md#profiler): the child is measured as a frame
     // of its own, and its fork edge is registered under its future's state for get().
     template <class F, class Start>
@@ -141,6 +145,7 @@ private:
     // Out of line (runtime/src): the cold and slow paths.
     void inject(detail::task* t);
     void help_until(detail::function_ref<bool()> done);
+    void help_until_plain(detail::function_ref<bool()> done);
     // On one of this pool's workers: run its tasks until done() holds.
     void help_on_worker(detail::function_ref<bool()> done);
     // On a worker: runs the tasks at the front of the calling worker's own deque (the ones its
@@ -175,7 +180,7 @@ private:
     std::unique_ptr<detail::trace_session, detail::trace_session_deleter>
         m_trace; // null unless tracing (docs/tracing.md)
     // Whole-run profiling: the region every outside submission's task is measured in, else null.
-    std::unique_ptr<detail::profile_region> m_profile;
+    std::shared_ptr<detail::profile_region> m_profile;
     // Tasks parked and not yet queued for resumption: pending work the pool must not stop under
     // (the termination invariant, docs/design.md#parking). seq_cst: read by the last worker to
     // go idle in the same single order as m_active.
@@ -187,7 +192,10 @@ private:
 };
 
 template <class F, class Start>
-future<detail::task_result_t<F>> scheduler::start_profiled(F&& fn, Start&& start) {
+[[gnu::noinline]] future<detail::task_result_t<F>> scheduler::start_profiled(F&& fn,
+                                                                             Start&& start) {
+    if (detail::context().profile == nullptr) // a region exists, but not around this task
+        return start(std::forward<F>(fn));
     detail::check_callable(fn);
     std::shared_ptr<detail::profile_edge> edge = detail::profile_fork_shared();
     future<detail::task_result_t<F>> f =
@@ -198,13 +206,16 @@ future<detail::task_result_t<F>> scheduler::start_profiled(F&& fn, Start&& start
 
 template <class F>
 future<detail::task_result_t<F>> scheduler::submit(F&& fn) {
-    if (detail::profiling()) [[unlikely]]
-        return start_profiled(std::forward<F>(fn),
-                              [this](auto&& body) { return submit_plain(std::move(body)); });
+    if (detail::profile_regions_exist()) [[unlikely]] {
+        if (detail::context().profile != nullptr)
+            return start_profiled(std::forward<F>(fn), [this](auto&& body) {
+                return submit_plain(std::forward<decltype(body)>(body));
+            });
+    }
     if (m_profile != nullptr) [[unlikely]] { // whole-run profiling: a root of the run's region
         detail::check_callable(fn);
         auto edge = std::make_shared<detail::profile_edge>();
-        edge->region = m_profile.get();
+        edge->region = m_profile;
         return submit_plain(detail::profiled_body<std::decay_t<F>>(edge, std::forward<F>(fn)));
     }
     return submit_plain(std::forward<F>(fn));
@@ -229,14 +240,19 @@ future<detail::task_result_t<F>> scheduler::fork(F&& fn) {
     detail::worker* w = own_worker();
     if (w == nullptr)
         return submit(std::forward<F>(fn));
-    if (detail::profiling()) [[unlikely]]
-        return start_profiled(std::forward<F>(fn),
-                              [this, w](auto&& body) { return fork_on(*w, std::move(body)); });
+    // One load of a global unless a profiler region exists (docs/tracing.md#profiler).
+    if (detail::profile_regions_exist()) [[unlikely]]
+        return start_profiled(std::forward<F>(fn), [this, w](auto&& body) {
+            return fork_on(*w, std::forward<decltype(body)>(body));
+        });
     return fork_on(*w, std::forward<F>(fn));
 }
 
+// always_inline: fork() inlined whole into its caller before the profiler's dispatch existed,
+// and must still (its cost per fork is the runtime's headline number).
 template <class F>
-future<detail::task_result_t<F>> scheduler::fork_on(detail::worker& worker, F&& fn) {
+[[gnu::always_inline]] inline future<detail::task_result_t<F>>
+scheduler::fork_on(detail::worker& worker, F&& fn) {
     detail::worker* w = &worker;
     detail::check_callable(fn);
     auto* t = make_task(std::forward<F>(fn));
@@ -254,28 +270,40 @@ future<detail::task_result_t<F>> scheduler::fork_on(detail::worker& worker, F&& 
 template <class A, class B>
 detail::join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>> scheduler::join(A&& a,
                                                                                           B&& b) {
-    if (detail::profiling()) [[unlikely]] {
-        // a continues the caller's frame; b is a child frame with a fork edge on this stack,
-        // joined when the join returns (or throws).
-        detail::check_callable(b);
-        detail::profile_edge edge;
-        detail::profile_fork(edge);
-        struct join_edge_on_exit {
-            const detail::profile_edge& edge;
-            ~join_edge_on_exit() { detail::profile_join(edge); }
-        } joined{edge};
-        auto measured_b = [&]() -> decltype(auto) {
-            detail::profile_scope scope(edge);
-            return std::invoke(b);
-        };
-        return join_plain(a, measured_b);
-    }
-    return join_plain(a, b);
+    return join_plain<true>(a, b);
 }
 
+// Out of the inlined fast path (noinline): join() stays as small as it was without the profiler.
 template <class A, class B>
+[[gnu::noinline]] detail::join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>>
+scheduler::join_profiled(A& a, B& b) {
+    // a continues the caller's frame; b is a child frame with a fork edge on this stack, joined
+    // when the join returns (or throws).
+    if (detail::context().profile == nullptr) // a region exists, but not around this task
+        return join_plain<false>(a, b);
+    detail::check_callable(b);
+    detail::profile_edge edge;
+    detail::profile_fork(edge);
+    struct join_edge_on_exit {
+        const detail::profile_edge& edge;
+        ~join_edge_on_exit() { detail::profile_join(edge); }
+    } joined{edge};
+    auto measured_b = [&]() -> decltype(auto) {
+        detail::profile_scope scope(edge);
+        return std::invoke(b);
+    };
+    return join_plain<false>(a, measured_b);
+}
+
+template <bool Measured, class A, class B>
 detail::join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>>
 scheduler::join_plain(A&& a, B&& b) {
+    // One load of a global unless a profiler region exists (docs/tracing.md#profiler); the
+    // measured join comes back here with Measured = false.
+    if constexpr (Measured) {
+        if (detail::profile_regions_exist()) [[unlikely]]
+            return join_profiled(a, b);
+    }
     using Ra = std::invoke_result_t<A&>;
     using Rb = std::invoke_result_t<B&>;
     detail::check_callable(a);
@@ -284,7 +312,7 @@ scheduler::join_plain(A&& a, B&& b) {
     if (w == nullptr) {
         // Not on this pool: run the whole join as one task there, so both branches and everything
         // they fork take the fast path, and wait for it.
-        return submit([&] { return join_plain(a, b); }).get();
+        return submit([&] { return join_plain<false>(a, b); }).get();
     }
     detail::join_task<std::remove_reference_t<B>> task_b(b);
     push_local(*w, &task_b);

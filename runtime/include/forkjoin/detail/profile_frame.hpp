@@ -7,8 +7,12 @@
 //          the child's span at its end;
 //   wait   time spent waiting (helping, parked, asleep) is neither work nor span: the frame's
 //          strand is paused, and tasks run meanwhile are frames of their own.
-// Outside profiled regions every hook is one test of the thread's context (a TLS load); all the
-// work happens out of line, in runtime/src/profile.cpp.
+// While no region exists in the process, every hook is one load of a global counter and a
+// branch; all the measuring happens out of line, in runtime/src/profile.cpp.
+//
+// Lifetime: a region is shared by everything that can still add to it (its root, and the edges
+// of its forked children), so a child forked in a region and never joined may outlive
+// fj::profile() and still end its frame safely.
 #pragma once
 
 #include "current.hpp"
@@ -21,8 +25,19 @@
 
 namespace fj::detail {
 
-// One fj::profile() call's totals, in nanoseconds of steady_clock.
-struct profile_region {
+// Regions alive in the process. Relaxed: a thread creates a region before its root frame (so
+// it sees its own increment), and every other thread reaches a region's frame through a queue
+// or a join, which orders the increment before.
+extern std::atomic<std::uint32_t> g_live_profile_regions;
+
+// One fj::profile() call's (or one whole-run scheduler's) totals, in nanoseconds of thread CPU
+// time (profile.cpp says why).
+struct profile_region : std::enable_shared_from_this<profile_region> {
+    profile_region() noexcept { g_live_profile_regions.fetch_add(1, std::memory_order_relaxed); }
+    ~profile_region() { g_live_profile_regions.fetch_sub(1, std::memory_order_relaxed); }
+    profile_region(const profile_region&) = delete;
+    profile_region& operator=(const profile_region&) = delete;
+
     std::atomic<std::uint64_t> work{0};   // the sum of every strand
     std::atomic<std::uint64_t> span{0};   // the longest chain ending at any frame's end
     std::atomic<std::uint64_t> frames{0}; // tasks measured (the root included)
@@ -32,7 +47,7 @@ struct profile_region {
 // the span at its end. Written by the child before its completion is published; read by the
 // joiner after it has seen the completion (which orders the two).
 struct profile_edge {
-    profile_region* region = nullptr;
+    std::shared_ptr<profile_region> region; // keeps the region alive for the child
     std::uint64_t prefix = 0;
     std::atomic<std::uint64_t> end{0};
 };
@@ -47,8 +62,11 @@ struct profile_frame {
     bool below_was_running = false; // resume `below`'s strand when this frame ends
 };
 
+// True if the calling thread runs a measured frame. A frame whose region ended meanwhile may
+// see false and skip hooks: it then measures less, never anything unsafe.
 inline bool profiling() noexcept {
-    return context().profile != nullptr;
+    return g_live_profile_regions.load(std::memory_order_relaxed) != 0 &&
+           context().profile != nullptr;
 }
 
 // Out of line (runtime/src/profile.cpp).
@@ -60,8 +78,14 @@ void profile_fork(profile_edge& edge) noexcept;
 std::shared_ptr<profile_edge> profile_fork_shared();
 void profile_register(const void* future_state, std::shared_ptr<profile_edge> edge);
 // The current frame has seen the future's task finish (get(), wait()): joins its edge, if one was
-// registered for that state (the first call takes it out of the registry).
+// registered for that state (the first call takes it out of the registry). Does nothing outside
+// a measured frame.
 void profile_join_future(const void* future_state) noexcept;
+// Whether any region exists: the inlined hooks test only this (one load of a global), so that
+// without regions get() and the waits stay as small as they were.
+inline bool profile_regions_exist() noexcept {
+    return g_live_profile_regions.load(std::memory_order_relaxed) != 0;
+}
 // The current frame joins an edge it holds (fj::join's second branch).
 void profile_join(const profile_edge& edge) noexcept;
 // Waiting (wait_slow, reschedule_until's slow path): the current frame's strand pauses.
@@ -98,7 +122,7 @@ private:
 class profile_scope {
 public:
     explicit profile_scope(profile_edge& edge) noexcept : m_edge(edge) {
-        profile_frame_begin(m_frame, edge.region, edge.prefix);
+        profile_frame_begin(m_frame, edge.region.get(), edge.prefix);
     }
     ~profile_scope() {
         // release: the joiner reads it after the task's completion, which is published later.

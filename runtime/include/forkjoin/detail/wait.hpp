@@ -6,18 +6,26 @@
 #pragma once
 
 #include "completion.hpp"
+#include "profile_frame.hpp"
 
 #include <chrono>
 
 namespace fj::detail {
 
 void wait_slow(completion& c);
+// The same without the profiler's pause (blocking_wait.cpp); what wait_slow() runs.
+void wait_plain(completion& c);
+bool wait_until_plain(completion& c, std::chrono::steady_clock::time_point deadline);
 // Returns true if ready before the deadline.
 bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadline);
 
 inline void wait(completion& c) {
-    if (!c.is_ready())
-        wait_slow(c);
+    if (!c.is_ready()) {
+        if (profile_regions_exist()) [[unlikely]]
+            wait_slow(c); // pauses the profiler's frame around the wait
+        else
+            wait_plain(c);
+    }
 }
 
 inline bool wait_until(completion& c, std::chrono::steady_clock::time_point deadline) {
