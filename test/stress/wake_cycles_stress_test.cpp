@@ -21,15 +21,12 @@
 namespace {
 
 // 10^6 cycles per run of the suite in Release: 250,000 for each of the four worker counts (1-4),
-// which keeps each test to a few seconds on a loaded 2-core machine (a cycle costs ~15-40 us
-// there: most of them are a real futex sleep and wake). ThreadSanitizer makes every futex call
-// and atomic a slow path (~7,000 cycles/s), so it runs 1/5 of that (50,000 cycles per worker
-// count, 200,000 per run, tens of thousands of sleep/wake transitions) to stay well inside the
-// CTest timeout; AddressSanitizer runs half (fj_test::scaled). docs/reliability.md says the same.
+// which keeps each test to a few seconds on a loaded 2-core machine (a cycle costs ~10-40 us
+// there: most of them are a real futex sleep and wake). Sanitized builds run fewer, by
+// fj_test::scaled: 62,500 per worker count under ThreadSanitizer (1/4), 125,000 under
+// AddressSanitizer (1/2), so they stay well inside the CTest timeout; docs/reliability.md says so.
 constexpr std::size_t k_release_cycles_per_worker_count = 250'000;
-const std::size_t k_cycles = fj_test::k_thread_sanitizer
-                                 ? k_release_cycles_per_worker_count / 5
-                                 : fj_test::scaled(k_release_cycles_per_worker_count);
+const std::size_t k_cycles = fj_test::scaled(k_release_cycles_per_worker_count);
 constexpr int k_submitters = 4;
 
 // A task runs in microseconds; a round that takes this long lost a wake-up.
