@@ -1,6 +1,7 @@
 // What a stalled run prints: the statistics snapshot carries each worker's deque length and
 // whether it sleeps, plus the scheduler's state, and the progress watchdog prints it before it
 // aborts a run that stopped making progress.
+#include "progress_watchdog.hpp"
 #include "support.hpp"
 
 #include <atomic>
@@ -49,11 +50,15 @@ TEST(diagnostics_DeathTest, progress_watchdog_dumps_the_scheduler_state_on_a_sta
     EXPECT_DEATH(
         {
             fj::scheduler pool(2);
-            std::atomic<std::uint64_t> progress{0};
-            fj_test::progress_watchdog dog("stalled run", pool, progress, std::chrono::seconds(1));
+            fj::scheduler other(1);
+            fj_test::progress_watchdog dog("stalled run", std::chrono::seconds(1));
+            auto watched = dog.watch(pool, "pool");
+            auto watched_other = dog.watch(other, "other");
+            dog.tick();
             std::this_thread::sleep_for(std::chrono::seconds(30));
         },
-        "STALL: stalled run made no progress(.|\n)*worker 1:(.|\n)*deque=0(.|\n)*scheduler: open");
+        "STALL: stalled run made no progress(.|\n)*--- pool \\(2 workers\\)(.|\n)*worker 1:(.|\n)*"
+        "deque=0(.|\n)*scheduler: open(.|\n)*--- other \\(1 workers\\)");
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // Shared helpers for the forkjoin test suites: worker-count parameters for TEST_P, iteration
 // counts that shrink under sanitizers, deadline-guarded waits, and a watchdog so that no test can
-// hang forever (a hang is reported by name and aborts the test process instead).
+// hang forever (a hang is reported by name and aborts the test process instead). The stress runs
+// add a progress watchdog that dumps the scheduler state on a stall: progress_watchdog.hpp.
 #pragma once
 
 #include <atomic>
@@ -103,62 +104,6 @@ private:
     }
 
     std::string m_what;
-    std::mutex m_mutex;
-    std::condition_variable m_cv;
-    bool m_done = false; // guarded by m_mutex
-    std::thread m_thread;
-};
-
-// Fails a stress run that stops making progress: if `progress` has not changed for `limit`, it
-// prints what the run was doing and the scheduler's state (every worker's counters, deque length,
-// asleep or awake; the injection queue; how many are active), then aborts, so a hang is
-// diagnosable from the log.
-class progress_watchdog {
-public:
-    progress_watchdog(std::string what, const fj::scheduler& pool,
-                      const std::atomic<std::uint64_t>& progress,
-                      std::chrono::seconds limit = std::chrono::seconds(20))
-        : m_what(std::move(what)), m_pool(pool), m_progress(progress),
-          m_thread([this, limit] { run(limit); }) {}
-    progress_watchdog(const progress_watchdog&) = delete;
-    progress_watchdog& operator=(const progress_watchdog&) = delete;
-    ~progress_watchdog() {
-        {
-            std::lock_guard lock(m_mutex);
-            m_done = true;
-        }
-        m_cv.notify_one();
-        m_thread.join();
-    }
-
-private:
-    void run(std::chrono::seconds limit) {
-        std::uint64_t last = m_progress.load();
-        auto last_change = std::chrono::steady_clock::now();
-        std::unique_lock lock(m_mutex);
-        while (!m_cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return m_done; })) {
-            const std::uint64_t now_value = m_progress.load();
-            const auto now = std::chrono::steady_clock::now();
-            if (now_value != last) {
-                last = now_value;
-                last_change = now;
-            } else if (now - last_change >= limit) {
-                std::ostringstream state;
-                state << m_pool.stats();
-                std::fprintf(stderr,
-                             "\nSTALL: %s made no progress for %lld s (progress counter at %llu)\n"
-                             "scheduler state:\n%s",
-                             m_what.c_str(), static_cast<long long>(limit.count()),
-                             static_cast<unsigned long long>(now_value), state.str().c_str());
-                std::fflush(stderr);
-                std::abort();
-            }
-        }
-    }
-
-    std::string m_what;
-    const fj::scheduler& m_pool;
-    const std::atomic<std::uint64_t>& m_progress;
     std::mutex m_mutex;
     std::condition_variable m_cv;
     bool m_done = false; // guarded by m_mutex

@@ -2,11 +2,13 @@
 // that dumps the scheduler's state if the run stalls: nested parallel_for three levels deep with
 // random sizes, grains and exceptions; reschedule_until nested 10^4 deep; schedulers created and
 // destroyed while tasks cross between them; random graphs of then / when_all / when_any / cancel.
+#include "progress_watchdog.hpp"
 #include "support.hpp"
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -23,8 +25,8 @@ struct at_index : std::runtime_error {
 
 TEST_P(algorithms_stress_test, nested_parallel_for_three_deep_with_random_failures) {
     fj::scheduler pool(workers());
-    std::atomic<std::uint64_t> progress{0};
-    fj_test::progress_watchdog dog(fj_test::current_test_name(), pool, progress);
+    fj_test::progress_watchdog dog(fj_test::current_test_name());
+    auto watched = dog.watch(pool);
     fj_test::rng random(17 + workers());
     for (std::size_t round = 0; round < scaled(300); ++round) {
         const std::size_t a = 1 + random.below(20), b = 1 + random.below(20),
@@ -49,7 +51,7 @@ TEST_P(algorithms_stress_test, nested_parallel_for_three_deep_with_random_failur
             };
             fj::parallel_for(pool, std::size_t{0}, a, [&](std::size_t i) {
                 fj::parallel_for(std::size_t{0}, b, [&](std::size_t j) { level3(i, j); });
-                progress.fetch_add(1, std::memory_order_relaxed);
+                dog.tick();
             });
         } catch (const at_index& e) {
             caught = e.index;
@@ -71,31 +73,33 @@ TEST_P(algorithms_stress_test, nested_parallel_for_three_deep_with_random_failur
     }
 }
 
-long nested_wait(int depth, std::atomic<std::uint64_t>& progress) {
+long nested_wait(int depth, fj_test::progress_watchdog& dog) {
     if (depth == 0)
         return 0;
-    auto child = fj::fork([depth, &progress] { return nested_wait(depth - 1, progress); });
+    auto child = fj::fork([depth, &dog] { return nested_wait(depth - 1, dog); });
     fj::reschedule_until([&] { return child.is_ready(); });
-    progress.fetch_add(1, std::memory_order_relaxed);
+    dog.tick();
     return child.get() + 1;
 }
 
 TEST_P(algorithms_stress_test, reschedule_until_nested_ten_thousand_deep) {
     fj::scheduler pool(workers());
-    std::atomic<std::uint64_t> progress{0};
-    fj_test::progress_watchdog dog(fj_test::current_test_name(), pool, progress);
+    fj_test::progress_watchdog dog(fj_test::current_test_name());
+    auto watched = dog.watch(pool);
     const int depth = static_cast<int>(scaled(10000));
-    auto root = pool.submit([&] { return nested_wait(depth, progress); });
+    auto root = pool.submit([&] { return nested_wait(depth, dog); });
     EXPECT_EQ(fj_test::get_or(root, -1L), depth);
 }
 
 TEST_P(algorithms_stress_test, schedulers_come_and_go_while_tasks_cross_between_them) {
-    std::atomic<std::uint64_t> progress{0};
-    fj::scheduler monitor_target(1); // only for the watchdog's report
-    fj_test::progress_watchdog dog(fj_test::current_test_name(), monitor_target, progress);
+    fj_test::progress_watchdog dog(fj_test::current_test_name());
     for (std::size_t round = 0; round < scaled(100); ++round) {
         auto a = std::make_unique<fj::scheduler>(workers());
         auto b = std::make_unique<fj::scheduler>(1 + round % 3);
+        // Each watch ends just before its scheduler is destroyed (in either order below).
+        std::optional<fj_test::progress_watchdog::watch_handle> watch_a, watch_b;
+        watch_a.emplace(dog, *a, "a");
+        watch_b.emplace(dog, *b, "b");
         std::vector<fj::future<long>> results;
         for (int t = 0; t < 8; ++t)
             results.push_back(a->submit([&b, t] {
@@ -114,20 +118,24 @@ TEST_P(algorithms_stress_test, schedulers_come_and_go_while_tasks_cross_between_
             expected += fj_test::fib_serial(10 + t % 4) + 4950;
         ASSERT_EQ(sum, expected) << "round " << round;
         if (round % 2 == 0) { // destroy in either order
+            watch_a.reset();
             a.reset();
+            watch_b.reset();
             b.reset();
         } else {
+            watch_b.reset();
             b.reset();
+            watch_a.reset();
             a.reset();
         }
-        progress.fetch_add(1);
+        dog.tick();
     }
 }
 
 TEST_P(algorithms_stress_test, random_composition_graphs) {
     fj::scheduler pool(workers());
-    std::atomic<std::uint64_t> progress{0};
-    fj_test::progress_watchdog dog(fj_test::current_test_name(), pool, progress);
+    fj_test::progress_watchdog dog(fj_test::current_test_name());
+    auto watched = dog.watch(pool);
     fj_test::rng random(99 + workers());
     for (std::size_t round = 0; round < scaled(10000); ++round) {
         const std::size_t n = 1 + random.below(6);
@@ -173,7 +181,7 @@ TEST_P(algorithms_stress_test, random_composition_graphs) {
             }
             ASSERT_EQ(s, expected_sum) << "round " << round;
         }
-        progress.fetch_add(1, std::memory_order_relaxed);
+        dog.tick();
     }
 }
 

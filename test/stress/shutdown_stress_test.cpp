@@ -1,6 +1,7 @@
 // Shutdown racing everything else: outside submitters, tasks that keep forking, and outside
 // helpers. Every submit either throws fj::scheduler_closed or its task (and everything that task
 // adds) runs before shutdown() returns; nothing accepted is lost and nothing hangs.
+#include "progress_watchdog.hpp"
 #include "support.hpp"
 
 #include <atomic>
@@ -17,13 +18,16 @@ TEST_P(shutdown_stress_test, SubmitsRacingShutdownLoseNothing) {
     constexpr int submitters = 3;
     const std::size_t rounds = fj_test::scaled(100);
     fj_test::rng random(workers());
+    fj_test::progress_watchdog dog(fj_test::current_test_name());
     for (std::size_t round = 0; round < rounds; ++round) {
+        dog.tick();
         std::atomic<std::size_t> accepted{0};
         std::atomic<std::size_t> ran{0};
         std::atomic<std::size_t> children{0};
         std::atomic<std::size_t> other_errors{0};
         {
             fj::scheduler sched(workers());
+            auto watched = dog.watch(sched); // until shutdown() has returned
             std::atomic<int> started{0};
             std::vector<std::thread> threads;
             for (int s = 0; s < submitters; ++s)
@@ -67,13 +71,18 @@ using fj_test::fib_fork;
 // Fork trees submitted just before shutdown() complete with correct results.
 TEST_P(shutdown_stress_test, ForkTreesFinishDuringShutdown) {
     const std::size_t rounds = fj_test::scaled(100);
+    fj_test::progress_watchdog dog(fj_test::current_test_name());
     for (std::size_t round = 0; round < rounds; ++round) {
+        dog.tick();
         std::vector<fj::future<long>> trees;
         {
             fj::scheduler sched(workers());
+            auto watched = dog.watch(sched);
             for (int i = 0; i < 4; ++i)
                 trees.push_back(sched.submit([] { return fib_fork(14); }));
-        } // destructor: shutdown, drains the trees
+            if (round % 2 == 0)
+                sched.shutdown(); // drains the trees (watched: a hang here is dumped)
+        }                         // odd rounds: the destructor shuts down and drains them
         for (auto& t : trees) {
             ASSERT_TRUE(t.is_ready())
                 << "round " << round << ": shutdown returned before a tree finished";
@@ -87,9 +96,12 @@ TEST_P(shutdown_stress_test, ForkTreesFinishDuringShutdown) {
 TEST_P(shutdown_stress_test, OutsideHelpersRacingShutdown) {
     const std::size_t rounds = fj_test::scaled(100);
     const std::size_t tasks = 2000;
+    fj_test::progress_watchdog dog(fj_test::current_test_name());
     for (std::size_t round = 0; round < rounds; ++round) {
+        dog.tick();
         std::atomic<std::size_t> ran{0};
         fj::scheduler sched(workers());
+        auto watched = dog.watch(sched);
         for (std::size_t i = 0; i < tasks; ++i)
             sched.submit([&] { ran.fetch_add(1); });
         std::atomic<bool> stop{false};

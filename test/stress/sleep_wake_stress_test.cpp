@@ -1,6 +1,7 @@
 // Sleep and wake-up: workers that go idle (spin_before_sleep = 0, so they sleep at once) are
 // always woken by new work, whether it arrives by submit from outside or by fork from a busy
 // worker, and no submitted task is ever left unrun.
+#include "progress_watchdog.hpp"
 #include "support.hpp"
 
 #include <atomic>
@@ -23,9 +24,12 @@ protected:
 // wakes it (a lost wake-up shows as a future that never becomes ready).
 TEST_P(sleep_wake_stress_test, IdleSubmitCompleteLoops) {
     fj::scheduler sched(sleepy());
+    fj_test::progress_watchdog dog(fj_test::current_test_name());
+    auto watched = dog.watch(sched);
     const std::size_t rounds = fj_test::scaled(3000);
     fj_test::rng random(workers());
     for (std::size_t i = 0; i < rounds; ++i) {
+        dog.tick();
         if (random.below(8) == 0)
             std::this_thread::sleep_for(std::chrono::microseconds(random.below(200)));
         auto f = sched.submit([i] { return i; });
@@ -39,8 +43,11 @@ TEST_P(sleep_wake_stress_test, IdleSubmitCompleteLoops) {
 // injection queue's pop of its last item against a push, with default spinning.)
 TEST_P(sleep_wake_stress_test, BackToBackSubmitsAllRun) {
     fj::scheduler sched(workers());
+    fj_test::progress_watchdog dog(fj_test::current_test_name());
+    auto watched = dog.watch(sched);
     const std::size_t rounds = fj_test::scaled(50'000);
     for (std::size_t i = 0; i < rounds; ++i) {
+        dog.tick();
         auto f1 = sched.submit([] { return 1; });
         auto f2 = sched.submit([] { return 2; });
         const bool ok =
@@ -53,6 +60,8 @@ TEST_P(sleep_wake_stress_test, BackToBackSubmitsAllRun) {
 // waking); every task runs and every future becomes ready.
 TEST_P(sleep_wake_stress_test, ConcurrentBurstySubmitters) {
     fj::scheduler sched(sleepy());
+    fj_test::progress_watchdog dog(fj_test::current_test_name());
+    auto watched = dog.watch(sched);
     constexpr int submitters = 3;
     const std::size_t rounds = fj_test::scaled(1000);
     std::atomic<std::size_t> ran{0};
@@ -68,6 +77,7 @@ TEST_P(sleep_wake_stress_test, ConcurrentBurstySubmitters) {
                 for (std::size_t k = 0; k < n; ++k)
                     burst.push_back(sched.submit([&] { ran.fetch_add(1); }));
                 submitted.fetch_add(n);
+                dog.tick();
                 for (auto& f : burst)
                     if (f.wait_for(fj_test::k_deadline) != std::future_status::ready)
                         failures.fetch_add(1);
@@ -88,8 +98,11 @@ TEST_P(sleep_wake_stress_test, ConcurrentBurstySubmitters) {
 class fork_wakes_sleeper_test : public sleep_wake_stress_test {};
 TEST_P(fork_wakes_sleeper_test, ForkWakesSleepingWorker) {
     fj::scheduler sched(sleepy());
+    fj_test::progress_watchdog dog(fj_test::current_test_name());
+    auto watched = dog.watch(sched);
     const std::size_t rounds = fj_test::scaled(500);
     for (std::size_t i = 0; i < rounds; ++i) {
+        dog.tick();
         // Let the idle workers fall asleep first (they do so immediately with zero spin).
         if (i % 8 == 0)
             std::this_thread::sleep_for(std::chrono::microseconds(200));

@@ -1,9 +1,12 @@
 // Stealing under pressure, on the smallest deques: a capacity-2 Chase-Lev deque grows while
 // thieves race the owner, and schedulers whose deques start at capacity 2 run fork-heavy and
 // join-heavy programs correctly on every worker count.
+#include "progress_watchdog.hpp"
 #include "support.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <thread>
 #include <vector>
 
@@ -30,7 +33,9 @@ TEST_P(deque_steal_stress_test, CapacityTwoDequeGrowsUnderTheftWithoutLossOrDupl
     std::size_t duplicated = 0;
     std::size_t total_stolen = 0;
     fj_test::rng random(static_cast<std::uint64_t>(thieves));
+    fj_test::progress_watchdog dog(fj_test::current_test_name()); // no scheduler: a bare deque
     for (std::size_t round = 0; round < rounds; ++round) {
+        dog.tick();
         chase_lev_deque<int*> d(2);
         std::vector<std::atomic<int>> taken(per_round);
         std::atomic<bool> owner_done{false};
@@ -104,17 +109,29 @@ protected:
 // Fork- and join-heavy recursion on capacity-2 deques gives the serial answer, repeatedly.
 TEST_P(scheduler_steal_stress_test, RecursionOnTinyDequesMatchesSerial) {
     fj::scheduler sched(tiny_deques());
+    fj_test::progress_watchdog dog(fj_test::current_test_name());
+    auto watched = dog.watch(sched);
     const std::size_t rounds = fj_test::scaled(40);
+    const auto started = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < rounds; ++i) {
         auto f = sched.submit([] { return fib_fork(18) + fib_join(18); });
         ASSERT_EQ(fj_test::get_or(f, -1L), 2 * fj_test::fib_serial(18)) << "round " << i;
+        dog.tick();
     }
+    // The fork-heavy load this held, for docs/reliability.md (printed, never asserted).
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const std::uint64_t tasks = sched.stats().total().tasks_run;
+    std::printf("%llu tasks in %.2f s: %.0f tasks/s\n", static_cast<unsigned long long>(tasks),
+                seconds, static_cast<double>(tasks) / seconds);
 }
 
 // A wide fan-out (one task forks 2000 children before waiting for any) grows a capacity-2 deque
 // while idle workers steal from it; every child runs exactly once.
 TEST_P(scheduler_steal_stress_test, WideFanOutOnTinyDeque) {
     fj::scheduler sched(tiny_deques());
+    fj_test::progress_watchdog dog(fj_test::current_test_name());
+    auto watched = dog.watch(sched);
     constexpr int width = 2000;
     const auto fan_out = [&] {
         std::vector<std::atomic<int>> ran(width);
@@ -129,6 +146,7 @@ TEST_P(scheduler_steal_stress_test, WideFanOutOnTinyDeque) {
         });
         if (!fj_test::get_void(f))
             return false;
+        dog.tick();
         for (int i = 0; i < width; ++i)
             if (ran[static_cast<std::size_t>(i)].load() != 1) {
                 ADD_FAILURE() << "child " << i << " ran " << ran[static_cast<std::size_t>(i)].load()
