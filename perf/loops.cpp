@@ -10,14 +10,19 @@
 //
 // Competitors come from the loop registration table (competitors/loop_competitor.hpp); whichever
 // runtimes were built take part. forkjoin runs at every --workers count, the other runtimes at the
-// largest one; serial is the plain loop. Per workload, every configuration's pool is started and
+// largest one (at every count too with --all-workers, for time-vs-workers charts); serial is the
+// plain loop. Per workload, every configuration's pool is started and
 // warmed up (untimed, checked), then the runs are interleaved round-robin (--reps rounds, the
 // start rotating each round, --cooldown-ms of idle time between runs) and the median is reported,
 // so a slow phase of the machine hits everyone alike. Every run checks its result.
 //
 //   loops [--only bbp_digits,bbp_series,empty_for] [--reps 5] [--digits 3500]
-//         [--terms 100000000] [--n 100000000] [--workers 1,2] [--cooldown-ms 20]
+//         [--terms 100000000] [--n 100000000] [--workers 1,2] [--all-workers]
+//         [--cooldown-ms 20] [--json FILE]
+//
+// --json FILE also writes every timing (not only the medians) to FILE, for perf/plot.py.
 #include "competitors/loop_competitor.hpp"
+#include "json_writer.hpp"
 #include "loop_workloads.hpp"
 #include "measure.hpp"
 
@@ -52,6 +57,8 @@ struct options {
     std::vector<int> workers{std::begin(fj_perf::k_workers), std::end(fj_perf::k_workers)};
     int cooldown_ms =
         20; // idle time between timed runs: lets other runtimes' threads stop spinning
+    bool all_workers = false; // time the OpenMP and TBB rows at every --workers count too
+    std::string json_path;    // "" = no JSON output
 
     int max_workers() const { return *std::max_element(workers.begin(), workers.end()); }
     std::uint64_t size(loop_workload w) const {
@@ -71,7 +78,8 @@ struct options {
     std::fprintf(stderr,
                  "loops: %s\n"
                  "usage: loops [--only bbp_digits,bbp_series,empty_for] [--reps R] [--digits D]\n"
-                 "             [--terms N] [--n N] [--workers 1,2] [--cooldown-ms MS]\n"
+                 "             [--terms N] [--n N] [--workers 1,2] [--all-workers]\n"
+                 "             [--cooldown-ms MS] [--json FILE]\n"
                  "numbers: integers, or 1e8-style\n",
                  why.c_str());
     std::exit(2);
@@ -105,6 +113,10 @@ options parse(int argc, char** argv) {
         std::string_view const arg = argv[i];
         if (arg == "-h" || arg == "--help")
             usage("help");
+        if (arg == "--all-workers") {
+            o.all_workers = true;
+            continue;
+        }
         if (i + 1 >= argc)
             usage("missing value after " + std::string(arg));
         std::string_view const val = argv[++i];
@@ -139,19 +151,13 @@ options parse(int argc, char** argv) {
                 usage("--workers: empty list");
         } else if (arg == "--cooldown-ms") {
             o.cooldown_ms = static_cast<int>(std::min<std::uint64_t>(parse_count(val, 0), 10'000));
+        } else if (arg == "--json") {
+            o.json_path = std::string(val);
         } else {
             usage("unknown option: " + std::string(arg));
         }
     }
     return o;
-}
-
-std::string load_average() {
-    std::ifstream in("/proc/loadavg");
-    std::string one, five, fifteen;
-    if (!(in >> one >> five >> fifteen))
-        return "unknown";
-    return one + " " + five + " " + fifteen;
 }
 
 // ---- One workload ---------------------------------------------------------------------------
@@ -240,7 +246,9 @@ std::string describe(loop_workload w, std::uint64_t n) {
     return "?";
 }
 
-void workload_part(loop_workload w, options const& o) {
+// Times one workload, prints its table and adds its members ("rows": every configuration with
+// all its timings) to the JSON object the caller has opened.
+void workload_part(loop_workload w, options const& o, json_writer& json) {
     std::uint64_t const n = o.size(w);
     std::string const wname{fj_perf::workload_name(w)};
     int const kmax = o.max_workers();
@@ -250,9 +258,11 @@ void workload_part(loop_workload w, options const& o) {
     for (auto const& c : fj_perf::loop_competitors()) {
         if (c.workload != w)
             continue;
-        if (c.sweep_workers) {
+        if (c.sweep_workers || o.all_workers) {
+            // A non-sweeping runtime stays the ratio columns' reference at the largest count.
             for (int k : o.workers)
-                configs.push_back({c.name, c.what, k, false, c.make(k), {}});
+                configs.push_back(
+                    {c.name, c.what, k, !c.sweep_workers && k == kmax, c.make(k), {}});
         } else {
             configs.push_back({c.name, c.what, kmax, true, c.make(kmax), {}});
         }
@@ -335,6 +345,16 @@ void workload_part(loop_workload w, options const& o) {
             std::printf("  counters %s (warm-up and all rounds): %s\n", c.label().c_str(),
                         s.c_str());
     }
+
+    json.key("workload").value(wname).key("size").value(static_cast<long long>(n));
+    json.key("description").value(describe(w, n)).key("reps").value(o.reps);
+    json.key("idle_cpu_ms").value(idle_ms).key("rows").begin_array();
+    for (auto const& c : configs) {
+        json.begin_object().key("name").value(c.name).key("what").value(c.what);
+        json.key("workers").value(c.workers).key("reference").value(c.reference);
+        json.key("seconds").array(c.seconds).end_object();
+    }
+    json.end_array();
 }
 
 } // namespace
@@ -351,13 +371,24 @@ int main(int argc, char** argv) {
         }
     }
     std::printf("\n\n");
+    json_writer json;
+    json.begin_object().key("program").value("loops");
+    json.key("hardware_threads").value(static_cast<long>(std::thread::hardware_concurrency()));
+    json.key("load_average_start").value(load_average()).key("workloads").begin_array();
     for (loop_workload w : fj_perf::k_loop_workloads) {
         if (!o.parts.count(w))
             continue;
         interference_meter const m;
-        workload_part(w, o);
-        m.report(fj_perf::workload_name(w));
+        json.begin_object();
+        workload_part(w, o, json);
+        auto const seen_by_meter = m.report(fj_perf::workload_name(w));
+        json.key("wall_seconds").value(seen_by_meter.wall_seconds);
+        json.key("other_cpu_seconds").value(seen_by_meter.other_cpu_seconds).end_object();
     }
-    std::printf("load average at the end: %s\n", load_average().c_str());
+    std::string const load_end = load_average();
+    json.end_array().key("load_average_end").value(load_end).end_object();
+    std::printf("load average at the end: %s\n", load_end.c_str());
+    if (!o.json_path.empty() && !write_json_file(o.json_path, json))
+        return 1;
     return 0;
 }
