@@ -7,6 +7,10 @@
 //               Checked: |sum - pi| < 1e-15.
 //   empty_for   a near-empty body (~1 ns) over N indices: the cost of the loop machinery itself.
 //               fj::parallel_for, adaptive. Checked: every 4096th index ran.
+//   merge_sort  not a loop: a parallel merge sort of N keys with fj::join (dc_workloads.hpp).
+//               Checked: equal to std::sort's result.
+//   nqueens     not a loop: the N-queens count with fj::join in the first rows. Checked: the
+//               known count.
 //
 // Competitors come from the loop registration table (competitors/loop_competitor.hpp); whichever
 // runtimes were built take part. forkjoin runs at every --workers count, the other runtimes at the
@@ -16,8 +20,9 @@
 // start rotating each round, --cooldown-ms of idle time between runs) and the median is reported,
 // so a slow phase of the machine hits everyone alike. Every run checks its result.
 //
-//   loops [--only bbp_digits,bbp_series,empty_for] [--reps 5] [--digits 3500]
-//         [--terms 100000000] [--n 100000000] [--workers 1,2] [--all-workers]
+//   loops [--only bbp_digits,bbp_series,empty_for,merge_sort,nqueens] [--reps 5]
+//         [--digits 3500] [--terms 100000000] [--n 100000000] [--sort-n 10000000]
+//         [--queens 14] [--workers 1,2] [--all-workers]
 //         [--cooldown-ms 20] [--json FILE]
 //
 // --json FILE also writes every timing (not only the medians) to FILE, for perf/plot.py.
@@ -54,6 +59,8 @@ struct options {
     std::uint64_t digits = fj_perf::k_loop_digits;
     std::uint64_t terms = fj_perf::k_loop_terms;
     std::uint64_t n = fj_perf::k_loop_n;
+    std::uint64_t sort_n = fj_perf::k_sort_n;
+    std::uint64_t queens = fj_perf::k_queens_n;
     std::vector<int> workers{std::begin(fj_perf::k_workers), std::end(fj_perf::k_workers)};
     int cooldown_ms =
         20; // idle time between timed runs: lets other runtimes' threads stop spinning
@@ -69,6 +76,10 @@ struct options {
             return terms;
         case loop_workload::empty_for:
             return n;
+        case loop_workload::merge_sort:
+            return sort_n;
+        case loop_workload::nqueens:
+            return queens;
         }
         return 0;
     }
@@ -77,8 +88,9 @@ struct options {
 [[noreturn]] void usage(std::string const& why) {
     std::fprintf(stderr,
                  "loops: %s\n"
-                 "usage: loops [--only bbp_digits,bbp_series,empty_for] [--reps R] [--digits D]\n"
-                 "             [--terms N] [--n N] [--workers 1,2] [--all-workers]\n"
+                 "usage: loops [--only bbp_digits,bbp_series,empty_for,merge_sort,nqueens]\n"
+                 "             [--reps R] [--digits D] [--terms N] [--n N] [--sort-n N]\n"
+                 "             [--queens N] [--workers 1,2] [--all-workers]\n"
                  "             [--cooldown-ms MS] [--json FILE]\n"
                  "numbers: integers, or 1e8-style\n",
                  why.c_str());
@@ -142,6 +154,13 @@ options parse(int argc, char** argv) {
             o.terms = parse_count(val, 1);
         } else if (arg == "--n") {
             o.n = parse_count(val, 1);
+        } else if (arg == "--sort-n") {
+            o.sort_n = parse_count(val, 1);
+        } else if (arg == "--queens") {
+            o.queens = parse_count(val, 1);
+            if (o.queens > fj_perf::k_queens_max)
+                usage("--queens above " + std::to_string(fj_perf::k_queens_max) +
+                      ": no known count to check against");
         } else if (arg == "--workers") {
             o.workers.clear();
             for (auto const& p : split(val))
@@ -184,6 +203,12 @@ public:
             fj_perf::bbp_digits_serial(ref); // untimed: the reference the others must match
         } else if (w == loop_workload::empty_for) {
             m_marks.resize(fj_perf::mark_count(n));
+        } else if (w == loop_workload::merge_sort) {
+            m_input = fj_perf::sort_input(n);
+            m_sorted = m_input;
+            std::sort(m_sorted.begin(), m_sorted.end()); // untimed: the reference
+            m_keys.resize(m_input.size());
+            m_scratch.resize(m_input.size());
         }
     }
 
@@ -191,7 +216,8 @@ public:
     fj_perf::loop_io prepare() {
         std::fill(m_digits.begin(), m_digits.end(), std::uint8_t{0xFF});
         std::fill(m_marks.begin(), m_marks.end(), ~std::uint64_t{0});
-        return {m_n, m_digits.data(), m_marks.data()};
+        std::copy(m_input.begin(), m_input.end(), m_keys.begin()); // merge_sort: unsorted again
+        return {m_n, m_digits.data(), m_marks.data(), m_keys.data(), m_scratch.data()};
     }
 
     void check(std::string const& who, double result) const {
@@ -205,6 +231,12 @@ public:
         case loop_workload::empty_for:
             fj_perf::check_marks(who, m_marks);
             break;
+        case loop_workload::merge_sort:
+            fj_perf::check_sorted(who, m_keys, m_sorted);
+            break;
+        case loop_workload::nqueens:
+            fj_perf::check_queens(who, m_n, result);
+            break;
         }
     }
 
@@ -214,6 +246,10 @@ private:
     std::vector<std::uint8_t> m_digits;
     std::vector<std::uint8_t> m_expected;
     std::vector<std::uint64_t> m_marks;
+    std::vector<fj_perf::sort_key> m_input;  // merge_sort: the unsorted keys of every run
+    std::vector<fj_perf::sort_key> m_sorted; // merge_sort: std::sort's result
+    std::vector<fj_perf::sort_key> m_keys;
+    std::vector<fj_perf::sort_key> m_scratch;
 };
 
 double run_config(config& c, loop_workload w, fj_perf::loop_io const& io) {
@@ -228,6 +264,11 @@ double run_config(config& c, loop_workload w, fj_perf::loop_io const& io) {
     case loop_workload::empty_for:
         fj_perf::empty_for_serial(io);
         return 0;
+    case loop_workload::merge_sort:
+        fj_perf::merge_sort_serial(io);
+        return 0;
+    case loop_workload::nqueens:
+        return fj_perf::nqueens_serial(io);
     }
     return 0;
 }
@@ -242,6 +283,12 @@ std::string describe(loop_workload w, std::uint64_t n) {
     case loop_workload::empty_for:
         return "near-empty body over [0, " + count +
                "): opaque(i); if ((i & 4095) == 0) marks[i >> 12] = i";
+    case loop_workload::merge_sort:
+        return "merge sort of " + count +
+               " random 32-bit keys (join at every split of the sort and of the merge)";
+    case loop_workload::nqueens:
+        return "count the " + count + "-queens placements (join in the first " +
+               std::to_string(fj_perf::k_queens_cutoff) + " rows)";
     }
     return "?";
 }
@@ -254,7 +301,14 @@ void workload_part(loop_workload w, options const& o, json_writer& json) {
     int const kmax = o.max_workers();
 
     std::vector<config> configs;
-    configs.push_back({"serial", "the plain loop, same body", 0, false, nullptr, {}});
+    bool const loop = w != loop_workload::merge_sort && w != loop_workload::nqueens;
+    configs.push_back({"serial",
+                       loop ? "the plain loop, same body"
+                            : "the same algorithm, both branches one after the other",
+                       0,
+                       false,
+                       nullptr,
+                       {}});
     for (auto const& c : fj_perf::loop_competitors()) {
         if (c.workload != w)
             continue;
