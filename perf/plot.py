@@ -59,12 +59,16 @@ STYLE = {
     "omp-static": ("OpenMP schedule(static)", "#2a9d3a", "-"),
     "omp-dynamic": ("OpenMP schedule(dynamic)", "#2a9d3a", ":"),
     "std::async": ("std::async (a thread per task)", "#c62828", "--"),
+    "tbb-invoke": ("tbb::parallel_invoke", "#e07b00", "-"),
+    "omp-task": ("OpenMP task + taskwait", "#2a9d3a", "-"),
 }
 
 LOOP_TITLES = {
     "bbp_digits": "BBP hex digits of pi, one position per index",
     "bbp_series": "BBP series (a reduction)",
     "empty_for": "near-empty loop body (the loop machinery itself)",
+    "merge_sort": "merge sort of random 32-bit keys (join at every split)",
+    "nqueens": "N-queens count, n = board size (join in the first 4 rows)",
 }
 
 
@@ -103,6 +107,7 @@ def run_benchmarks(args):
     sh(["cmake", "--preset", "perf"], stdout=subprocess.DEVNULL)
     sh(["cmake", "--build", "--preset", "perf", "-j2", "--target", "overhead", "loops"])
     perf = os.path.join(BUILD, "perf")
+    programs = args.programs.split(",")
     overhead = [os.path.join(perf, "overhead"), "--n", args.n, "--reps", str(args.reps),
                 "--workers", args.workers, "--json", os.path.join(args.results, "overhead.json")]
     loops = [os.path.join(perf, "loops"), "--reps", str(args.reps), "--workers", args.workers,
@@ -116,19 +121,28 @@ def run_benchmarks(args):
                                  capture_output=True, text=True).stdout.strip(),
         "uptime_before": uptime(),
         "commands": [" ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c
-                              for c in cmd) for cmd in (overhead, loops)],
+                              for c in cmd) for cmd, name in ((overhead, "overhead"),
+                                                              (loops, "loops"))
+                     if name in programs],
         "quick": args.quick,
     }
     print("load before the run: " + info["uptime_before"], flush=True)
-    for cmd, log in ((overhead, "overhead.txt"), (loops, "loops.txt")):
+    for cmd, name in ((overhead, "overhead"), (loops, "loops")):
+        if name not in programs:
+            continue
         out = sh(cmd, capture_output=True, text=True).stdout
         sys.stdout.write(out)
-        with open(os.path.join(args.results, log), "w") as f:
+        with open(os.path.join(args.results, name + ".txt"), "w") as f:
             f.write(out)
     info["uptime_after"] = uptime()
     print("load after the run: " + info["uptime_after"], flush=True)
-    with open(os.path.join(args.results, "run-info.json"), "w") as f:
-        json.dump(info, f, indent=2)
+    # One record per program, so rerunning one of them keeps the other's.
+    path = os.path.join(args.results, "run-info.json")
+    runs = load(path) if os.path.exists(path) else {}
+    for name in programs:
+        runs[name] = info
+    with open(path, "w") as f:
+        json.dump(runs, f, indent=2)
 
 
 # ---- Drawing ------------------------------------------------------------------------------------
@@ -237,16 +251,20 @@ def fib_charts(over, info, out):
 
 def loops_chart(loops, info, out):
     ws = loops["workloads"]
-    fig, axes = plt.subplots(1, len(ws), figsize=(6.5 * len(ws), 7), squeeze=False)
+    cols = min(3, len(ws))
+    rows = (len(ws) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(6.5 * cols, 7 * rows), squeeze=False)
     worst = max(ws, key=lambda w: w.get("other_cpu_seconds", 0) / max(w["wall_seconds"], 1e-9))
-    for ax, w in zip(axes[0], ws):
+    for ax in axes.flat[len(ws):]:
+        ax.set_visible(False)
+    for ax, w in zip(axes.flat, ws):
         title = f"{w['workload']}, n = {w['size']:,}\n{LOOP_TITLES.get(w['workload'], '')}"
         time_vs_workers(ax, w["rows"], title, 1e3, "ms", worker_counts(w["rows"]))
-    fig.suptitle(f"Parallel loops: time against workers (median of {ws[0]['reps']} interleaved "
-                 "rounds, bars: fastest to slowest round)")
+    fig.suptitle(f"Parallel loops and divide-and-conquer: time against workers (median of "
+                 f"{ws[0]['reps']} interleaved rounds, bars: fastest to slowest round)")
     footer(fig, info | {"load_average_start": loops["load_average_start"]}, worst,
            f" (the busiest workload, {worst['workload']})")
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.tight_layout(rect=(0, 0.03 / rows, 1, 1))
     save(fig, out, "loops_time.png")
 
 
@@ -326,11 +344,12 @@ def render(args):
             print(f"no {os.path.relpath(path, ROOT)}: skipping its charts (run with --run)")
             continue
         data = load(path)
-        date = run_info.get("date_utc") or datetime.datetime.fromtimestamp(
+        run = run_info.get(program, {})
+        date = run.get("date_utc") or datetime.datetime.fromtimestamp(
             os.path.getmtime(path), datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         info = {"date_utc": date, "hardware_threads": data["hardware_threads"],
                 "load_average_start": data["load_average_start"],
-                "quick": run_info.get("quick", False)}
+                "quick": run.get("quick", False)}
         if program == "overhead":
             if "fib" in data:
                 fib_charts(data, info, args.out)
@@ -352,6 +371,8 @@ def main():
     p.add_argument("--run", action="store_true", help="build and run the benchmarks first")
     p.add_argument("--quick", action="store_true",
                    help="with --run: small sizes, to check the pipeline (not for publishing)")
+    p.add_argument("--programs", default="overhead,loops",
+                   help="with --run: which drivers to run (default overhead,loops)")
     p.add_argument("--n", default="30,35", help="fib sizes for `overhead` (default 30,35)")
     p.add_argument("--reps", type=int, default=3, help="interleaved rounds (default 3)")
     p.add_argument("--workers", default="1,2", help="worker counts (default 1,2)")
