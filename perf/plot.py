@@ -192,7 +192,8 @@ def time_vs_workers(ax, rows, title, scale, unit, workers):
                     label=label, color=colour, linestyle=ls, marker="o", markersize=4, capsize=3)
     if serial is not None:
         ax.axhline(serial, color="black", linestyle="--", linewidth=1,
-                   label=f"serial ({serial:.3g} {unit})")
+                   label=f"serial ({serial:,.0f} {unit})" if serial >= 100
+                   else f"serial ({serial:.3g} {unit})")
         ax.plot(workers, [serial / k for k in workers], color="grey", linestyle=":",
                 linewidth=1, label="serial / workers (perfect scaling)")
     ax.set_title(title, fontsize=10)
@@ -264,7 +265,7 @@ def loops_chart(loops, info, out):
                  f"{ws[0]['reps']} interleaved rounds, bars: fastest to slowest round)")
     footer(fig, info | {"load_average_start": loops["load_average_start"]}, worst,
            f" (the busiest workload, {worst['workload']})")
-    fig.tight_layout(rect=(0, 0.03 / rows, 1, 1))
+    fig.tight_layout(rect=(0, 0.03 / rows, 1, 1 - 0.03 / rows))
     save(fig, out, "loops_time.png")
 
 
