@@ -18,7 +18,8 @@ Charts (into docs/img/ unless --out):
 Every point is the median of the driver's interleaved rounds, with a bar from the fastest to the
 slowest round. Each chart's footer gives the date, the load average and the CPU that other
 processes used while the part ran (the drivers measure it), so a chart taken on a busy machine
-says so. The JSON the charts were drawn from is copied next to them (<out>/data/).
+says so. The JSON the charts were drawn from, and the drivers' printed reports, are copied next
+to them (<out>/data/).
 """
 
 import argparse
@@ -361,6 +362,9 @@ def render(args):
         else:
             loops_chart(data, info, args.out)
         shutil.copy(path, os.path.join(args.out, "data", program + ".json"))
+        table = os.path.join(args.results, program + ".txt")  # the driver's own report
+        if os.path.exists(table):
+            shutil.copy(table, os.path.join(args.out, "data", program + ".txt"))
         drew = True
     if os.path.exists(run_info_path):
         shutil.copy(run_info_path, os.path.join(args.out, "data", "run-info.json"))
