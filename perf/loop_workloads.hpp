@@ -10,9 +10,12 @@
 //               |sum - pi| < 1e-15.
 //   empty_for   a near-empty body over [0, N), ~0.6-1.5 ns per index (see empty_body).
 //               Checked: every 4096th index left its mark.
+//   merge_sort, nqueens  two divide-and-conquer workloads, not loops, timed by the same driver
+//               (dc_workloads.hpp).
 #pragma once
 
 #include "bbp.hpp"
+#include "dc_workloads.hpp"
 #include "workloads.hpp"
 
 #include <cmath>
@@ -34,10 +37,11 @@ inline constexpr std::uint64_t k_loop_n = 100'000'000;     // empty_for: indices
 inline constexpr int k_loop_reps = 5;                      // median of this many rounds
 inline constexpr double k_series_tolerance = 1e-15;        // |sum - pi| must be below this
 
-enum class loop_workload { bbp_digits, bbp_series, empty_for };
+enum class loop_workload { bbp_digits, bbp_series, empty_for, merge_sort, nqueens };
 
 inline constexpr loop_workload k_loop_workloads[] = {
-    loop_workload::bbp_digits, loop_workload::bbp_series, loop_workload::empty_for};
+    loop_workload::bbp_digits, loop_workload::bbp_series, loop_workload::empty_for,
+    loop_workload::merge_sort, loop_workload::nqueens};
 
 inline constexpr std::string_view workload_name(loop_workload w) {
     switch (w) {
@@ -47,6 +51,10 @@ inline constexpr std::string_view workload_name(loop_workload w) {
         return "bbp_series";
     case loop_workload::empty_for:
         return "empty_for";
+    case loop_workload::merge_sort:
+        return "merge_sort";
+    case loop_workload::nqueens:
+        return "nqueens";
     }
     return "?";
 }
@@ -82,9 +90,11 @@ inline std::size_t mark_count(std::uint64_t n) {
 // What one run reads and writes. The driver allocates the buffers and resets them (untimed)
 // before every run; a competitor fills them (or returns the sum) and the driver checks.
 struct loop_io {
-    std::uint64_t n = 0;            // positions, terms or indices
+    std::uint64_t n = 0;            // positions, terms, indices, keys, or the board size
     std::uint8_t* digits = nullptr; // bbp_digits: n digits
     std::uint64_t* marks = nullptr; // empty_for: mark_count(n) slots
+    sort_key* keys = nullptr;       // merge_sort: n keys, sorted in place
+    sort_key* scratch = nullptr;    // merge_sort: n keys of scratch space
 };
 
 // ---- Serial references ----------------------------------------------------------------------
@@ -105,6 +115,16 @@ inline void empty_for_serial(loop_io const& io) {
     empty_body const body{io.marks};
     for (std::uint64_t i = 0; i < io.n; ++i)
         body(i);
+}
+
+// The same merge sort with the two halves one after the other.
+inline void merge_sort_serial(loop_io const& io) {
+    merge_sort(serial_join{}, io.keys, io.scratch, static_cast<std::size_t>(io.n), false);
+}
+
+// The plain search (no cutoff, no join): what the parallel search is compared with.
+inline double nqueens_serial(loop_io const& io) {
+    return static_cast<double>(queens_serial(board::empty(static_cast<int>(io.n))));
 }
 
 // ---- Checks (abort on a wrong answer, naming the culprit) ----------------------------------
@@ -133,6 +153,19 @@ inline void check_series(std::string const& who, double sum) {
         std::snprintf(buf, sizeof buf, "sum %.17g, pi %.17g", sum, std::numbers::pi);
         loop_wrong(who, "bbp_series", buf);
     }
+}
+
+inline void check_sorted(std::string const& who, std::vector<sort_key> const& got,
+                         std::vector<sort_key> const& expected) {
+    if (got != expected)
+        loop_wrong(who, "merge_sort", "the keys differ from std::sort's result");
+}
+
+inline void check_queens(std::string const& who, std::uint64_t n, double count) {
+    long const expected = k_queens_known[n];
+    if (count != static_cast<double>(expected))
+        loop_wrong(who, "nqueens",
+                   "got " + std::to_string(count) + ", expected " + std::to_string(expected));
 }
 
 inline void check_marks(std::string const& who, std::vector<std::uint64_t> const& marks) {

@@ -7,17 +7,27 @@
 //               Checked: |sum - pi| < 1e-15.
 //   empty_for   a near-empty body (~1 ns) over N indices: the cost of the loop machinery itself.
 //               fj::parallel_for, adaptive. Checked: every 4096th index ran.
+//   merge_sort  not a loop: a parallel merge sort of N keys with fj::join (dc_workloads.hpp).
+//               Checked: equal to std::sort's result.
+//   nqueens     not a loop: the N-queens count with fj::join in the first rows. Checked: the
+//               known count.
 //
 // Competitors come from the loop registration table (competitors/loop_competitor.hpp); whichever
 // runtimes were built take part. forkjoin runs at every --workers count, the other runtimes at the
-// largest one; serial is the plain loop. Per workload, every configuration's pool is started and
+// largest one (at every count too with --all-workers, for time-vs-workers charts); serial is the
+// plain loop. Per workload, every configuration's pool is started and
 // warmed up (untimed, checked), then the runs are interleaved round-robin (--reps rounds, the
 // start rotating each round, --cooldown-ms of idle time between runs) and the median is reported,
 // so a slow phase of the machine hits everyone alike. Every run checks its result.
 //
-//   loops [--only bbp_digits,bbp_series,empty_for] [--reps 5] [--digits 3500]
-//         [--terms 100000000] [--n 100000000] [--workers 1,2] [--cooldown-ms 20]
+//   loops [--only bbp_digits,bbp_series,empty_for,merge_sort,nqueens] [--reps 5]
+//         [--digits 3500] [--terms 100000000] [--n 100000000] [--sort-n 10000000]
+//         [--queens 14] [--workers 1,2] [--all-workers]
+//         [--cooldown-ms 20] [--json FILE]
+//
+// --json FILE also writes every timing (not only the medians) to FILE, for perf/plot.py.
 #include "competitors/loop_competitor.hpp"
+#include "json_writer.hpp"
 #include "loop_workloads.hpp"
 #include "measure.hpp"
 
@@ -49,9 +59,13 @@ struct options {
     std::uint64_t digits = fj_perf::k_loop_digits;
     std::uint64_t terms = fj_perf::k_loop_terms;
     std::uint64_t n = fj_perf::k_loop_n;
+    std::uint64_t sort_n = fj_perf::k_sort_n;
+    std::uint64_t queens = fj_perf::k_queens_n;
     std::vector<int> workers{std::begin(fj_perf::k_workers), std::end(fj_perf::k_workers)};
     int cooldown_ms =
         20; // idle time between timed runs: lets other runtimes' threads stop spinning
+    bool all_workers = false; // time the OpenMP and TBB rows at every --workers count too
+    std::string json_path;    // "" = no JSON output
 
     int max_workers() const { return *std::max_element(workers.begin(), workers.end()); }
     std::uint64_t size(loop_workload w) const {
@@ -62,6 +76,10 @@ struct options {
             return terms;
         case loop_workload::empty_for:
             return n;
+        case loop_workload::merge_sort:
+            return sort_n;
+        case loop_workload::nqueens:
+            return queens;
         }
         return 0;
     }
@@ -70,8 +88,10 @@ struct options {
 [[noreturn]] void usage(std::string const& why) {
     std::fprintf(stderr,
                  "loops: %s\n"
-                 "usage: loops [--only bbp_digits,bbp_series,empty_for] [--reps R] [--digits D]\n"
-                 "             [--terms N] [--n N] [--workers 1,2] [--cooldown-ms MS]\n"
+                 "usage: loops [--only bbp_digits,bbp_series,empty_for,merge_sort,nqueens]\n"
+                 "             [--reps R] [--digits D] [--terms N] [--n N] [--sort-n N]\n"
+                 "             [--queens N] [--workers 1,2] [--all-workers]\n"
+                 "             [--cooldown-ms MS] [--json FILE]\n"
                  "numbers: integers, or 1e8-style\n",
                  why.c_str());
     std::exit(2);
@@ -105,6 +125,10 @@ options parse(int argc, char** argv) {
         std::string_view const arg = argv[i];
         if (arg == "-h" || arg == "--help")
             usage("help");
+        if (arg == "--all-workers") {
+            o.all_workers = true;
+            continue;
+        }
         if (i + 1 >= argc)
             usage("missing value after " + std::string(arg));
         std::string_view const val = argv[++i];
@@ -130,6 +154,13 @@ options parse(int argc, char** argv) {
             o.terms = parse_count(val, 1);
         } else if (arg == "--n") {
             o.n = parse_count(val, 1);
+        } else if (arg == "--sort-n") {
+            o.sort_n = parse_count(val, 1);
+        } else if (arg == "--queens") {
+            o.queens = parse_count(val, 1);
+            if (o.queens > fj_perf::k_queens_max)
+                usage("--queens above " + std::to_string(fj_perf::k_queens_max) +
+                      ": no known count to check against");
         } else if (arg == "--workers") {
             o.workers.clear();
             for (auto const& p : split(val))
@@ -139,19 +170,13 @@ options parse(int argc, char** argv) {
                 usage("--workers: empty list");
         } else if (arg == "--cooldown-ms") {
             o.cooldown_ms = static_cast<int>(std::min<std::uint64_t>(parse_count(val, 0), 10'000));
+        } else if (arg == "--json") {
+            o.json_path = std::string(val);
         } else {
             usage("unknown option: " + std::string(arg));
         }
     }
     return o;
-}
-
-std::string load_average() {
-    std::ifstream in("/proc/loadavg");
-    std::string one, five, fifteen;
-    if (!(in >> one >> five >> fifteen))
-        return "unknown";
-    return one + " " + five + " " + fifteen;
 }
 
 // ---- One workload ---------------------------------------------------------------------------
@@ -178,6 +203,12 @@ public:
             fj_perf::bbp_digits_serial(ref); // untimed: the reference the others must match
         } else if (w == loop_workload::empty_for) {
             m_marks.resize(fj_perf::mark_count(n));
+        } else if (w == loop_workload::merge_sort) {
+            m_input = fj_perf::sort_input(n);
+            m_sorted = m_input;
+            std::sort(m_sorted.begin(), m_sorted.end()); // untimed: the reference
+            m_keys.resize(m_input.size());
+            m_scratch.resize(m_input.size());
         }
     }
 
@@ -185,7 +216,8 @@ public:
     fj_perf::loop_io prepare() {
         std::fill(m_digits.begin(), m_digits.end(), std::uint8_t{0xFF});
         std::fill(m_marks.begin(), m_marks.end(), ~std::uint64_t{0});
-        return {m_n, m_digits.data(), m_marks.data()};
+        std::copy(m_input.begin(), m_input.end(), m_keys.begin()); // merge_sort: unsorted again
+        return {m_n, m_digits.data(), m_marks.data(), m_keys.data(), m_scratch.data()};
     }
 
     void check(std::string const& who, double result) const {
@@ -199,6 +231,12 @@ public:
         case loop_workload::empty_for:
             fj_perf::check_marks(who, m_marks);
             break;
+        case loop_workload::merge_sort:
+            fj_perf::check_sorted(who, m_keys, m_sorted);
+            break;
+        case loop_workload::nqueens:
+            fj_perf::check_queens(who, m_n, result);
+            break;
         }
     }
 
@@ -208,6 +246,10 @@ private:
     std::vector<std::uint8_t> m_digits;
     std::vector<std::uint8_t> m_expected;
     std::vector<std::uint64_t> m_marks;
+    std::vector<fj_perf::sort_key> m_input;  // merge_sort: the unsorted keys of every run
+    std::vector<fj_perf::sort_key> m_sorted; // merge_sort: std::sort's result
+    std::vector<fj_perf::sort_key> m_keys;
+    std::vector<fj_perf::sort_key> m_scratch;
 };
 
 double run_config(config& c, loop_workload w, fj_perf::loop_io const& io) {
@@ -222,6 +264,11 @@ double run_config(config& c, loop_workload w, fj_perf::loop_io const& io) {
     case loop_workload::empty_for:
         fj_perf::empty_for_serial(io);
         return 0;
+    case loop_workload::merge_sort:
+        fj_perf::merge_sort_serial(io);
+        return 0;
+    case loop_workload::nqueens:
+        return fj_perf::nqueens_serial(io);
     }
     return 0;
 }
@@ -236,23 +283,40 @@ std::string describe(loop_workload w, std::uint64_t n) {
     case loop_workload::empty_for:
         return "near-empty body over [0, " + count +
                "): opaque(i); if ((i & 4095) == 0) marks[i >> 12] = i";
+    case loop_workload::merge_sort:
+        return "merge sort of " + count +
+               " random 32-bit keys (join at every split of the sort and of the merge)";
+    case loop_workload::nqueens:
+        return "count the " + count + "-queens placements (join in the first " +
+               std::to_string(fj_perf::k_queens_cutoff) + " rows)";
     }
     return "?";
 }
 
-void workload_part(loop_workload w, options const& o) {
+// Times one workload, prints its table and adds its members ("rows": every configuration with
+// all its timings) to the JSON object the caller has opened.
+void workload_part(loop_workload w, options const& o, json_writer& json) {
     std::uint64_t const n = o.size(w);
     std::string const wname{fj_perf::workload_name(w)};
     int const kmax = o.max_workers();
 
     std::vector<config> configs;
-    configs.push_back({"serial", "the plain loop, same body", 0, false, nullptr, {}});
+    bool const loop = w != loop_workload::merge_sort && w != loop_workload::nqueens;
+    configs.push_back({"serial",
+                       loop ? "the plain loop, same body"
+                            : "the same algorithm, both branches one after the other",
+                       0,
+                       false,
+                       nullptr,
+                       {}});
     for (auto const& c : fj_perf::loop_competitors()) {
         if (c.workload != w)
             continue;
-        if (c.sweep_workers) {
+        if (c.sweep_workers || o.all_workers) {
+            // A non-sweeping runtime stays the ratio columns' reference at the largest count.
             for (int k : o.workers)
-                configs.push_back({c.name, c.what, k, false, c.make(k), {}});
+                configs.push_back(
+                    {c.name, c.what, k, !c.sweep_workers && k == kmax, c.make(k), {}});
         } else {
             configs.push_back({c.name, c.what, kmax, true, c.make(kmax), {}});
         }
@@ -335,6 +399,16 @@ void workload_part(loop_workload w, options const& o) {
             std::printf("  counters %s (warm-up and all rounds): %s\n", c.label().c_str(),
                         s.c_str());
     }
+
+    json.key("workload").value(wname).key("size").value(static_cast<long long>(n));
+    json.key("description").value(describe(w, n)).key("reps").value(o.reps);
+    json.key("idle_cpu_ms").value(idle_ms).key("rows").begin_array();
+    for (auto const& c : configs) {
+        json.begin_object().key("name").value(c.name).key("what").value(c.what);
+        json.key("workers").value(c.workers).key("reference").value(c.reference);
+        json.key("seconds").array(c.seconds).end_object();
+    }
+    json.end_array();
 }
 
 } // namespace
@@ -351,13 +425,24 @@ int main(int argc, char** argv) {
         }
     }
     std::printf("\n\n");
+    json_writer json;
+    json.begin_object().key("program").value("loops");
+    json.key("hardware_threads").value(static_cast<long>(std::thread::hardware_concurrency()));
+    json.key("load_average_start").value(load_average()).key("workloads").begin_array();
     for (loop_workload w : fj_perf::k_loop_workloads) {
         if (!o.parts.count(w))
             continue;
         interference_meter const m;
-        workload_part(w, o);
-        m.report(fj_perf::workload_name(w));
+        json.begin_object();
+        workload_part(w, o, json);
+        auto const seen_by_meter = m.report(fj_perf::workload_name(w));
+        json.key("wall_seconds").value(seen_by_meter.wall_seconds);
+        json.key("other_cpu_seconds").value(seen_by_meter.other_cpu_seconds).end_object();
     }
-    std::printf("load average at the end: %s\n", load_average().c_str());
+    std::string const load_end = load_average();
+    json.end_array().key("load_average_end").value(load_end).end_object();
+    std::printf("load average at the end: %s\n", load_end.c_str());
+    if (!o.json_path.empty() && !write_json_file(o.json_path, json))
+        return 1;
     return 0;
 }

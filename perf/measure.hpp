@@ -1,5 +1,6 @@
 // What the standalone perf drivers (overhead, loops) share: option-list splitting, medians,
-// timing, and the interference meter that flags a table measured while other processes ran.
+// timing, the load average, and the interference meter that flags a table measured while other
+// processes ran.
 #pragma once
 
 #include <algorithm>
@@ -67,22 +68,39 @@ inline double machine_busy_seconds() {
     return busy / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+// The 1, 5 and 15 minute load averages from /proc/loadavg, e.g. "0.66 1.97 2.40".
+inline std::string load_average() {
+    std::ifstream in("/proc/loadavg");
+    std::string one, five, fifteen;
+    if (!(in >> one >> five >> fifteen))
+        return "unknown";
+    return one + " " + five + " " + fifteen;
+}
+
+// What the interference meter saw over one part: wall time and the CPU that other processes
+// used meanwhile (other_cpu_seconds < 0: /proc/stat was unreadable).
+struct interference {
+    double wall_seconds = 0;
+    double other_cpu_seconds = -1;
+};
+
 // Timing on a 2-core machine is only meaningful when nothing else runs. This reports the CPU
 // that other processes used while a part ran, so a disturbed table is recognisable as such.
 class interference_meter {
 public:
     interference_meter()
         : m_wall(clock_type::now()), m_busy(machine_busy_seconds()), m_self(cpu_seconds()) {}
-    void report(std::string_view part) const {
+    interference report(std::string_view part) const {
         double const busy = machine_busy_seconds();
-        if (busy < 0 || m_busy < 0)
-            return;
         double const wall = std::chrono::duration<double>(clock_type::now() - m_wall).count();
+        if (busy < 0 || m_busy < 0)
+            return {wall, -1};
         double const other = std::max(0.0, (busy - m_busy) - (cpu_seconds() - m_self));
         std::printf(
             "[%.*s: %.1f s wall; other processes used %.1f CPU-s (%.0f%% of one core)%s]\n\n",
             static_cast<int>(part.size()), part.data(), wall, other, 100 * other / wall,
             other / wall > 0.05 ? "  << DISTURBED: rerun on a quiet machine" : "");
+        return {wall, other};
     }
 
 private:

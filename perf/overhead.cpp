@@ -13,7 +13,11 @@
 //
 //   overhead [--n 30,35 | --n 30..35] [--reps 5] [--cutoff C] [--workers 1,2]
 //            [--tasks 1000000] [--samples 1000] [--only fib,tasks,latency] [--cooldown-ms 20]
+//            [--json FILE]
+//
+// --json FILE also writes every timing (not only the medians) to FILE, for perf/plot.py.
 #include "competitors/competitor.hpp"
+#include "json_writer.hpp"
 #include "measure.hpp"
 #include "workloads.hpp"
 
@@ -46,6 +50,7 @@ struct options {
     std::set<std::string> parts{"fib", "tasks", "latency"};
     int cooldown_ms =
         20; // idle time between timed runs: lets other runtimes' threads stop spinning
+    std::string json_path; // "" = no JSON output
 };
 
 [[noreturn]] void usage(char const* why) {
@@ -54,7 +59,7 @@ struct options {
         "overhead: %s\n"
         "usage: overhead [--n 30,35 | --n 30..35] [--reps R] [--cutoff C] [--workers 1,2]\n"
         "                [--tasks N] [--samples S] [--only fib,tasks,latency]\n"
-        "                [--cooldown-ms MS]\n",
+        "                [--cooldown-ms MS] [--json FILE]\n",
         why);
     std::exit(2);
 }
@@ -126,6 +131,8 @@ options parse(int argc, char** argv) {
             }
         } else if (arg == "--cooldown-ms") {
             o.cooldown_ms = static_cast<int>(parse_long(val));
+        } else if (arg == "--json") {
+            o.json_path = std::string(val);
         } else {
             usage(("unknown option: " + std::string(arg)).c_str());
         }
@@ -151,7 +158,9 @@ struct fib_config {
     long run(int n, int cutoff) { return runner ? runner->fib(n, cutoff) : fj_perf::fib_serial(n); }
 };
 
-void fib_part(options const& o) {
+// Each part prints its tables and adds its members (every timing) to the JSON object that the
+// caller has opened for it.
+void fib_part(options const& o, json_writer& json) {
     std::vector<fib_config> configs;
     configs.push_back({"serial", 0, nullptr});
     for (auto const& c : fj_perf::fib_competitors()) {
@@ -168,8 +177,9 @@ void fib_part(options const& o) {
     // Idle check: every pool is alive now; an idle runtime should burn ~no CPU.
     double const cpu0 = cpu_seconds();
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    double const idle_ms = (cpu_seconds() - cpu0) * 1e3;
     std::printf("idle CPU with all %zu pools alive: %.1f ms over 200 ms\n\n", configs.size() - 1,
-                (cpu_seconds() - cpu0) * 1e3);
+                idle_ms);
 
     // samples[config][n index]
     std::vector<std::vector<std::vector<double>>> samples(
@@ -247,11 +257,25 @@ void fib_part(options const& o) {
             std::printf("  counters %s@%d (all runs): %s\n", c.name.c_str(), c.workers, s.c_str());
         }
     }
+
+    json.key("cutoff").value(o.cutoff).key("reps").value(o.reps).key("idle_cpu_ms").value(idle_ms);
+    json.key("sizes").begin_array();
+    for (std::size_t ni = 0; ni < o.ns.size(); ++ni) {
+        json.begin_object().key("n").value(o.ns[ni]);
+        json.key("forks").value(fj_perf::fork_count(o.ns[ni], o.cutoff)).key("rows").begin_array();
+        for (std::size_t i = 0; i < configs.size(); ++i) {
+            json.begin_object().key("name").value(configs[i].name);
+            json.key("workers").value(configs[i].workers);
+            json.key("seconds").array(samples[i][ni]).end_object();
+        }
+        json.end_array().end_object();
+    }
+    json.end_array();
 }
 
 // ---- 2. tiny-task throughput ----------------------------------------------------------------
 
-void tasks_part(options const& o) {
+void tasks_part(options const& o, json_writer& json) {
     struct row {
         std::string name;
         int workers;
@@ -284,28 +308,41 @@ void tasks_part(options const& o) {
                     r.workers ? std::to_string(r.workers).c_str() : "-", r.count,
                     median(r.ns_per_task));
     }
+    json.key("reps").value(o.reps).key("rows").begin_array();
+    for (auto const& r : rows) {
+        json.begin_object().key("name").value(r.name).key("workers").value(r.workers);
+        json.key("tasks").value(r.count).key("ns_per_task").array(r.ns_per_task).end_object();
+    }
+    json.end_array();
 }
 
 // ---- 3. submit-to-start latency on an idle pool ---------------------------------------------
 
-void latency_part(options const& o) {
+void latency_part(options const& o, json_writer& json) {
     std::printf("submit-to-start latency on an idle pool (%d samples, %lld us idle before each)\n",
                 o.samples, static_cast<long long>(fj_perf::k_latency_gap.count()));
     std::printf("%-12s %8s %12s %12s %12s\n", "competitor", "workers", "median ns", "p99 ns",
                 "max ns");
+    json.key("samples").value(o.samples);
+    json.key("gap_us").value(static_cast<long long>(fj_perf::k_latency_gap.count()));
+    json.key("rows").begin_array();
     for (auto const& c : fj_perf::task_competitors()) {
         if (c.latency == nullptr)
             continue;
         std::vector<int> ks = c.honours_workers ? o.workers : std::vector<int>{0};
         for (int k : ks) {
             auto const v = c.latency(std::max(k, 1), o.samples, fj_perf::k_latency_gap);
+            auto const p50 = static_cast<long long>(percentile(v, 50));
+            auto const p99 = static_cast<long long>(percentile(v, 99));
+            auto const max = static_cast<long long>(*std::max_element(v.begin(), v.end()));
             std::printf("%-12s %8s %12lld %12lld %12lld\n", c.name.c_str(),
-                        k ? std::to_string(k).c_str() : "-",
-                        static_cast<long long>(percentile(v, 50)),
-                        static_cast<long long>(percentile(v, 99)),
-                        static_cast<long long>(*std::max_element(v.begin(), v.end())));
+                        k ? std::to_string(k).c_str() : "-", p50, p99, max);
+            json.begin_object().key("name").value(c.name).key("workers").value(k);
+            json.key("median_ns").value(p50).key("p99_ns").value(p99);
+            json.key("max_ns").value(max).end_object();
         }
     }
+    json.end_array();
 }
 
 } // namespace
@@ -320,20 +357,26 @@ int main(int argc, char** argv) {
         tasks += " " + c.name;
     std::printf("overhead: %u hardware threads; fib competitors:%s; task competitors:%s\n\n",
                 std::thread::hardware_concurrency(), fibs.c_str(), tasks.c_str());
-    if (o.parts.count("fib")) {
+    json_writer json;
+    json.begin_object().key("program").value("overhead");
+    json.key("hardware_threads").value(static_cast<long>(std::thread::hardware_concurrency()));
+    json.key("load_average_start").value(load_average());
+    // Runs one part inside its own JSON member, with what the interference meter saw.
+    auto const part = [&](char const* name, void (*run)(options const&, json_writer&)) {
+        if (!o.parts.count(name))
+            return;
         interference_meter const m;
-        fib_part(o);
-        m.report("fib");
-    }
-    if (o.parts.count("tasks")) {
-        interference_meter const m;
-        tasks_part(o);
-        m.report("tasks");
-    }
-    if (o.parts.count("latency")) {
-        interference_meter const m;
-        latency_part(o);
-        m.report("latency");
-    }
+        json.key(name).begin_object();
+        run(o, json);
+        auto const seen_by_meter = m.report(name);
+        json.key("wall_seconds").value(seen_by_meter.wall_seconds);
+        json.key("other_cpu_seconds").value(seen_by_meter.other_cpu_seconds).end_object();
+    };
+    part("fib", &fib_part);
+    part("tasks", &tasks_part);
+    part("latency", &latency_part);
+    json.key("load_average_end").value(load_average()).end_object();
+    if (!o.json_path.empty() && !write_json_file(o.json_path, json))
+        return 1;
     return 0;
 }
