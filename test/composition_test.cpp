@@ -281,6 +281,40 @@ TEST_P(composition_test, when_any_reports_the_first_and_leaves_the_others_usable
     std::get<1>(r.futures).get();
 }
 
+// A throwing input is "ready" like any other: when_any itself does not throw, it reports that input
+// first, and its exception reaches whoever calls get() on it; the other input is untouched.
+TEST_P(composition_test, when_any_with_a_throwing_input_reports_it_and_keeps_the_exception) {
+    fj::scheduler pool(workers() < 2 ? 2 : workers()); // one input blocks a worker
+    gate g;
+    std::vector<fj::future<int>> inputs;
+    inputs.push_back(pool.submit([&] {
+        g.wait();
+        return 7;
+    }));
+    inputs.push_back(pool.submit([]() -> int { throw std::runtime_error("input 1 failed"); }));
+    auto any = fj::when_any(std::move(inputs));
+    ASSERT_TRUE(fj_test::wait_ready(any));
+    auto result = any.get(); // does not throw: the combinator only reports readiness
+    EXPECT_EQ(result.index, 1u);
+    try {
+        (void)result.futures[1].get();
+        ADD_FAILURE() << "the failed input's get() did not throw";
+    } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "input 1 failed");
+    }
+    g.open = true;
+    EXPECT_EQ(get_or(result.futures[0], -1), 7);
+
+    // Variadic form, both inputs throwing: each keeps its own exception.
+    auto a = pool.submit([]() -> int { throw std::logic_error("a"); });
+    a.wait();
+    auto both = fj::when_any(std::move(a), pool.submit([] { throw std::runtime_error("b"); }));
+    auto r = get_or(both, {});
+    EXPECT_LE(r.index, 1u); // either may be reported: both are ready (or about to be)
+    EXPECT_THROW(std::get<0>(r.futures).get(), std::logic_error);
+    EXPECT_THROW(std::get<1>(r.futures).get(), std::runtime_error);
+}
+
 // Inputs completing while the combinators register on them, on every worker: no lost wake-up, no
 // stale waiter, no leak (ASan) and no race (TSan).
 TEST_P(composition_test, racing_completions_stress) {
