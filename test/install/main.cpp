@@ -1,5 +1,5 @@
 // Smallest program that proves the installed package works: header found, library linked,
-// dependencies (Boost, Threads) pulled in by forkjoinConfig.cmake.
+// dependencies (Boost, Threads) pulled in by forkjoinConfig.cmake or named by forkjoin.pc.
 #include <cstdio>
 
 #include <forkjoin/forkjoin.hpp>
