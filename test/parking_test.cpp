@@ -114,9 +114,9 @@ TEST_F(parking_test, tens_of_thousands_of_tasks_wait_at_once_without_a_worker_ea
 // Recursion that belongs to the program runs with the default stack sizes: 10^5 nested joins.
 TEST_F(parking_test, a_chain_of_a_hundred_thousand_nested_joins_fits_the_default_stacks) {
     // ASan's frames are several times larger; TSan records at most 65,536 frames of one stack.
-    const int depth = fj_test::k_address_sanitizer  ? 20000
-                      : fj_test::k_thread_sanitizer ? 5000
-                                                    : 100000;
+    constexpr int depth = fj_test::k_address_sanitizer  ? 20000
+                          : fj_test::k_thread_sanitizer ? 5000
+                                                        : 100000;
     fj::scheduler pool(parking(2));
     struct chain {
         static int down(int n) {
@@ -126,7 +126,7 @@ TEST_F(parking_test, a_chain_of_a_hundred_thousand_nested_joins_fits_the_default
             return below + other;
         }
     };
-    auto f = pool.submit([depth] { return chain::down(depth); });
+    auto f = pool.submit([] { return chain::down(depth); }); // constexpr: needs no capture
     EXPECT_EQ(fj_test::get_or(f, -1), depth);
 }
 
