@@ -208,8 +208,9 @@ template <class F>
 future<detail::task_result_t<F>> scheduler::submit(F&& fn) {
     if (detail::profile_regions_exist()) [[unlikely]] {
         if (detail::context().profile != nullptr)
+            // this-> spelled out: clang 14 -Wunused-lambda-capture misses an implicit one here.
             return start_profiled(std::forward<F>(fn), [this](auto&& body) {
-                return submit_plain(std::forward<decltype(body)>(body));
+                return this->submit_plain(std::forward<decltype(body)>(body));
             });
     }
     if (m_profile != nullptr) [[unlikely]] { // whole-run profiling: a root of the run's region
@@ -243,7 +244,7 @@ future<detail::task_result_t<F>> scheduler::fork(F&& fn) {
     // One load of a global unless a profiler region exists (docs/tracing.md#profiler).
     if (detail::profile_regions_exist()) [[unlikely]]
         return start_profiled(std::forward<F>(fn), [this, w](auto&& body) {
-            return fork_on(*w, std::forward<decltype(body)>(body));
+            return this->fork_on(*w, std::forward<decltype(body)>(body)); // this->: see submit()
         });
     return fork_on(*w, std::forward<F>(fn));
 }
