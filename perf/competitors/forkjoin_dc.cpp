@@ -1,6 +1,7 @@
 // The divide-and-conquer workloads (dc_workloads.hpp) on forkjoin: every branch point is fj::join.
 // The driver calls them from its own thread, off the pool, as the examples do: the whole sort or
 // search is one task submitted to the pool.
+#include "competitors/forkjoin_runner.hpp"
 #include "competitors/loop_competitor.hpp"
 #include "loop_workloads.hpp"
 
@@ -35,33 +36,16 @@ double queens(fj::scheduler& pool, loop_io const& io) {
     return static_cast<double>(pool.submit([b] { return fj_perf::queens(fj_join{}, b); }).get());
 }
 
-template <double (*Run)(fj::scheduler&, loop_io const&)>
-class runner final : public fj_perf::loop_runner {
-public:
-    explicit runner(int workers) : m_pool(static_cast<std::size_t>(workers)) {}
-    double run(loop_io const& io) override { return Run(m_pool, io); }
-    std::string stats() override {
-        auto const s = m_pool.stats().total();
-        return "tasks_run=" + std::to_string(s.tasks_run) + " forks=" + std::to_string(s.forks) +
-               " steals=" + std::to_string(s.steals) + " sleeps=" + std::to_string(s.sleeps);
-    }
-
-private:
-    fj::scheduler m_pool;
-};
-
-template <double (*Run)(fj::scheduler&, loop_io const&)>
-std::unique_ptr<fj_perf::loop_runner> make(int workers) {
-    return std::make_unique<runner<Run>>(workers);
-}
-
 using fj_perf::loop_competitor;
 using fj_perf::loop_registrar;
 using fj_perf::loop_workload;
+using fj_perf::make_forkjoin_runner;
 
 loop_registrar const reg_sort{loop_competitor{loop_workload::merge_sort, "fj",
-                                              "fj::join at every split", 10, true, &make<&sort>}};
-loop_registrar const reg_queens{loop_competitor{
-    loop_workload::nqueens, "fj", "fj::join over the free columns", 10, true, &make<&queens>}};
+                                              "fj::join at every split", 10, true,
+                                              &make_forkjoin_runner<&sort>}};
+loop_registrar const reg_queens{loop_competitor{loop_workload::nqueens, "fj",
+                                                "fj::join over the free columns", 10, true,
+                                                &make_forkjoin_runner<&queens>}};
 
 } // namespace

@@ -3,6 +3,7 @@
 // (about n / 1024); fj-fnref is the same reduce with a function, not a lambda, as its map. The
 // driver calls them from its own thread, off the pool, as a user would: the whole loop becomes one
 // task injected into the pool.
+#include "competitors/forkjoin_runner.hpp"
 #include "competitors/loop_competitor.hpp"
 #include "loop_workloads.hpp"
 
@@ -43,43 +44,24 @@ double empty(fj::scheduler& pool, loop_io const& io) {
     return 0;
 }
 
-template <double (*Run)(fj::scheduler&, loop_io const&)>
-class runner final : public fj_perf::loop_runner {
-public:
-    explicit runner(int workers) : m_pool(static_cast<std::size_t>(workers)) {}
-    double run(loop_io const& io) override { return Run(m_pool, io); }
-    std::string stats() override {
-        auto const s = m_pool.stats().total();
-        return "tasks_run=" + std::to_string(s.tasks_run) + " forks=" + std::to_string(s.forks) +
-               " steals=" + std::to_string(s.steals) + " sleeps=" + std::to_string(s.sleeps);
-    }
-
-private:
-    fj::scheduler m_pool;
-};
-
-template <double (*Run)(fj::scheduler&, loop_io const&)>
-std::unique_ptr<fj_perf::loop_runner> make(int workers) {
-    return std::make_unique<runner<Run>>(workers);
-}
-
 using fj_perf::loop_competitor;
 using fj_perf::loop_registrar;
 using fj_perf::loop_workload;
+using fj_perf::make_forkjoin_runner;
 
 loop_registrar const reg_digits{loop_competitor{loop_workload::bbp_digits, "fj",
                                                 "fj::parallel_for (adaptive, no grain)", 10, true,
-                                                &make<&digits>}};
+                                                &make_forkjoin_runner<&digits>}};
 loop_registrar const reg_series{
     loop_competitor{loop_workload::bbp_series, "fj",
                     "fj::parallel_reduce (deterministic, default grain ~n/1024), map = a lambda",
-                    10, true, &make<&series>}};
+                    10, true, &make_forkjoin_runner<&series>}};
 loop_registrar const reg_series_fnref{loop_competitor{
     loop_workload::bbp_series, "fj-fnref",
     "the same with map = bbp::series_term itself (a function reference, as in bbp_pi.cpp)", 11,
-    true, &make<&series_fnref>}};
+    true, &make_forkjoin_runner<&series_fnref>}};
 loop_registrar const reg_empty{loop_competitor{loop_workload::empty_for, "fj",
                                                "fj::parallel_for (adaptive, no grain)", 10, true,
-                                               &make<&empty>}};
+                                               &make_forkjoin_runner<&empty>}};
 
 } // namespace

@@ -4,6 +4,7 @@
 // `single`, the others pick up tasks at the barrier. Only this file (and the other omp_*.cpp) is
 // compiled with the OpenMP flags.
 #include "competitors/loop_competitor.hpp"
+#include "competitors/omp_runner.hpp"
 #include "loop_workloads.hpp"
 
 #include <cstddef>
@@ -39,21 +40,16 @@ double queens(int workers, loop_io const& io) {
     return static_cast<double>(count);
 }
 
-template <double (*Run)(int, loop_io const&)>
-std::unique_ptr<fj_perf::loop_runner> make(int workers) {
-    omp_set_dynamic(0); // exactly num_threads threads
-    return fj_perf::make_plain_runner<Run>(workers);
-}
-
 using fj_perf::loop_competitor;
 using fj_perf::loop_registrar;
 using fj_perf::loop_workload;
+using fj_perf::make_omp_runner;
 
 loop_registrar const reg_sort{loop_competitor{loop_workload::merge_sort, "omp-task",
                                               "omp task + taskwait at every split", 30, false,
-                                              &make<&sort>}};
+                                              &make_omp_runner<&sort>}};
 loop_registrar const reg_queens{loop_competitor{loop_workload::nqueens, "omp-task",
                                                 "omp task + taskwait over the free columns", 30,
-                                                false, &make<&queens>}};
+                                                false, &make_omp_runner<&queens>}};
 
 } // namespace

@@ -6,6 +6,7 @@
 //                fj's default reduce tree (chunk 1 would be 10^8 increments of a shared counter).
 // bbp_series adds reduction(+:sum) to both. Only this file is compiled with the OpenMP flags.
 #include "competitors/loop_competitor.hpp"
+#include "competitors/omp_runner.hpp"
 #include "loop_workloads.hpp"
 
 #include <cstdint>
@@ -69,34 +70,29 @@ double empty_dynamic(int workers, loop_io const& io) {
     return 0;
 }
 
-template <double (*Run)(int, loop_io const&)>
-std::unique_ptr<fj_perf::loop_runner> make(int workers) {
-    omp_set_dynamic(0); // exactly num_threads threads
-    return fj_perf::make_plain_runner<Run>(workers);
-}
-
 using fj_perf::loop_competitor;
 using fj_perf::loop_registrar;
 using fj_perf::loop_workload;
+using fj_perf::make_omp_runner;
 
 loop_registrar const digits_s{loop_competitor{loop_workload::bbp_digits, "omp-static",
                                               "omp parallel for schedule(static)", 30, false,
-                                              &make<&digits_static>}};
+                                              &make_omp_runner<&digits_static>}};
 loop_registrar const digits_d{loop_competitor{loop_workload::bbp_digits, "omp-dynamic",
                                               "omp parallel for schedule(dynamic) (chunk 1)", 31,
-                                              false, &make<&digits_dynamic>}};
+                                              false, &make_omp_runner<&digits_dynamic>}};
 loop_registrar const series_s{loop_competitor{loop_workload::bbp_series, "omp-static",
                                               "omp parallel for schedule(static) reduction(+:sum)",
-                                              30, false, &make<&series_static>}};
+                                              30, false, &make_omp_runner<&series_static>}};
 loop_registrar const series_d{
     loop_competitor{loop_workload::bbp_series, "omp-dynamic",
                     "omp parallel for schedule(dynamic, ceil(n/1024)) reduction(+:sum)", 31, false,
-                    &make<&series_dynamic>}};
+                    &make_omp_runner<&series_dynamic>}};
 loop_registrar const empty_s{loop_competitor{loop_workload::empty_for, "omp-static",
                                              "omp parallel for schedule(static)", 30, false,
-                                             &make<&empty_static>}};
+                                             &make_omp_runner<&empty_static>}};
 loop_registrar const empty_d{loop_competitor{loop_workload::empty_for, "omp-dynamic",
                                              "omp parallel for schedule(dynamic, ceil(n/1024))", 31,
-                                             false, &make<&empty_dynamic>}};
+                                             false, &make_omp_runner<&empty_dynamic>}};
 
 } // namespace

@@ -2,6 +2,7 @@
 // tbb::parallel_invoke, inside a task_arena of exactly `workers` slots (the calling thread fills
 // one of them, as a TBB user's main thread would).
 #include "competitors/loop_competitor.hpp"
+#include "competitors/tbb_runner.hpp"
 #include "loop_workloads.hpp"
 
 #include <cstddef>
@@ -31,32 +32,16 @@ double queens(loop_io const& io) {
         fj_perf::queens(tbb_join{}, fj_perf::board::empty(static_cast<int>(io.n))));
 }
 
-template <double (*Run)(loop_io const&)>
-class runner final : public fj_perf::loop_runner {
-public:
-    explicit runner(int workers) : m_arena(workers) { m_arena.initialize(); }
-    double run(loop_io const& io) override {
-        return m_arena.execute([&io] { return Run(io); });
-    }
-
-private:
-    tbb::task_arena m_arena;
-};
-
-template <double (*Run)(loop_io const&)>
-std::unique_ptr<fj_perf::loop_runner> make(int workers) {
-    return std::make_unique<runner<Run>>(workers);
-}
-
 using fj_perf::loop_competitor;
 using fj_perf::loop_registrar;
 using fj_perf::loop_workload;
+using fj_perf::make_tbb_runner;
 
 loop_registrar const reg_sort{loop_competitor{loop_workload::merge_sort, "tbb-invoke",
                                               "tbb::parallel_invoke at every split", 20, false,
-                                              &make<&sort>}};
+                                              &make_tbb_runner<&sort>}};
 loop_registrar const reg_queens{loop_competitor{loop_workload::nqueens, "tbb-invoke",
                                                 "tbb::parallel_invoke over the free columns", 20,
-                                                false, &make<&queens>}};
+                                                false, &make_tbb_runner<&queens>}};
 
 } // namespace

@@ -6,6 +6,7 @@
 //                the same split tree as fj::parallel_reduce's default (halve while size > grain).
 // Each chunk calls the same per-index body as every other runtime.
 #include "competitors/loop_competitor.hpp"
+#include "competitors/tbb_runner.hpp"
 #include "loop_workloads.hpp"
 
 #include <cstdint>
@@ -56,39 +57,23 @@ double empty(loop_io const& io) {
     return 0;
 }
 
-template <double (*Run)(loop_io const&)>
-class runner final : public fj_perf::loop_runner {
-public:
-    explicit runner(int workers) : m_arena(workers) { m_arena.initialize(); }
-    double run(loop_io const& io) override {
-        return m_arena.execute([&io] { return Run(io); });
-    }
-
-private:
-    tbb::task_arena m_arena;
-};
-
-template <double (*Run)(loop_io const&)>
-std::unique_ptr<fj_perf::loop_runner> make(int workers) {
-    return std::make_unique<runner<Run>>(workers);
-}
-
 using fj_perf::loop_competitor;
 using fj_perf::loop_registrar;
 using fj_perf::loop_workload;
+using fj_perf::make_tbb_runner;
 
 loop_registrar const reg_digits{loop_competitor{loop_workload::bbp_digits, "tbb-for",
                                                 "tbb::parallel_for (auto_partitioner)", 20, false,
-                                                &make<&digits>}};
+                                                &make_tbb_runner<&digits>}};
 loop_registrar const reg_series{loop_competitor{loop_workload::bbp_series, "tbb-reduce",
                                                 "tbb::parallel_reduce (auto_partitioner)", 20,
-                                                false, &make<&series>}};
+                                                false, &make_tbb_runner<&series>}};
 loop_registrar const reg_series_det{
     loop_competitor{loop_workload::bbp_series, "tbb-det",
                     "tbb::parallel_deterministic_reduce (simple_partitioner, grain ceil(n/1024))",
-                    21, false, &make<&series_deterministic>}};
+                    21, false, &make_tbb_runner<&series_deterministic>}};
 loop_registrar const reg_empty{loop_competitor{loop_workload::empty_for, "tbb-for",
                                                "tbb::parallel_for (auto_partitioner)", 20, false,
-                                               &make<&empty>}};
+                                               &make_tbb_runner<&empty>}};
 
 } // namespace

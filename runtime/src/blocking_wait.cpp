@@ -61,7 +61,8 @@ void wait_plain(completion& c) {
     record.wait_woken();
 }
 
-bool wait_until_plain(completion& c, std::chrono::steady_clock::time_point deadline) {
+bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadline) {
+    const profile_pause_scope paused; // docs/tracing.md#profiler: waiting is neither work nor span
     if (current_worker() != nullptr) {
         // Yield-park until ready or past the deadline (a parked wait cannot time out by itself).
         for (;;) {
@@ -95,23 +96,11 @@ bool wait_until_plain(completion& c, std::chrono::steady_clock::time_point deadl
     return true;
 }
 
-// With a profiler region somewhere in the process, the waiting frame's strand pauses (waiting is
-// neither work nor span: docs/tracing.md#profiler); without, one test of a global.
+// Reached from wait() only while a profiler region exists: the waiting frame's strand pauses
+// (docs/tracing.md#profiler).
 void wait_slow(completion& c) {
-    if (profile_regions_exist()) [[unlikely]] {
-        const profile_pause_scope paused;
-        wait_plain(c);
-        return;
-    }
+    const profile_pause_scope paused;
     wait_plain(c);
-}
-
-bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadline) {
-    if (profile_regions_exist()) [[unlikely]] {
-        const profile_pause_scope paused;
-        return wait_until_plain(c, deadline);
-    }
-    return wait_until_plain(c, deadline);
 }
 
 } // namespace fj::detail

@@ -178,10 +178,9 @@ void append_track(std::string& out, std::uint64_t pid, std::size_t tid, const tr
 }
 
 // Every event of one scheduler, each preceded by ",\n".
-std::string serialize(const trace_session& session) {
+std::string serialize(const trace_session& session, const trace_counts& counts) {
     std::string out;
     const std::uint64_t pid = session.scheduler_id;
-    const trace_counts counts = count_trace_events(session);
     append_metadata(out, "process_name", pid, -1,
                     "{\"name\":\"fj::scheduler #" + std::to_string(pid) + " (" +
                         std::to_string(session.buffers.size()) + " workers)\"}");
@@ -217,7 +216,7 @@ trace_files& files() {
 void finish_trace(trace_session& session) noexcept {
     try {
         const trace_counts counts = count_trace_events(session);
-        std::string part = serialize(session);
+        std::string part = serialize(session, counts);
         trace_files& f = files();
         std::lock_guard lock(f.mutex);
         std::vector<std::string>& parts = f.parts[session.path];

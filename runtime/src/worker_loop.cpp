@@ -223,15 +223,9 @@ bool scheduler::run_own_until(detail::function_ref<bool()> done) {
 }
 
 void scheduler::help_until(detail::function_ref<bool()> done) {
-    if (detail::profile_regions_exist()) [[unlikely]] { // docs/tracing.md#profiler
-        const detail::profile_pause_scope paused;
-        help_until_plain(done);
-        return;
-    }
-    help_until_plain(done);
-}
-
-void scheduler::help_until_plain(detail::function_ref<bool()> done) {
+    // docs/tracing.md#profiler: waiting is neither work nor span (one load of a global when no
+    // region exists).
+    const detail::profile_pause_scope paused;
     if (detail::current_worker() == nullptr) {
         help_outside(done);
         return;

@@ -90,8 +90,7 @@ public:
 
 private:
     friend void detail::wait_plain(detail::completion&);
-    friend bool detail::wait_until_plain(detail::completion&,
-                                         std::chrono::steady_clock::time_point);
+    friend bool detail::wait_until_slow(detail::completion&, std::chrono::steady_clock::time_point);
     friend void detail::schedule_continuation(detail::task*, std::uint64_t&) noexcept;
     friend void detail::start_continuation(detail::task*, std::uint64_t, std::uint64_t&);
     friend std::uint64_t detail::current_scheduler_id() noexcept;
@@ -145,7 +144,6 @@ private:
     // Out of line (runtime/src): the cold and slow paths.
     void inject(detail::task* t);
     void help_until(detail::function_ref<bool()> done);
-    void help_until_plain(detail::function_ref<bool()> done);
     // On one of this pool's workers: run its tasks until done() holds.
     void help_on_worker(detail::function_ref<bool()> done);
     // On a worker: runs the tasks at the front of the calling worker's own deque (the ones its

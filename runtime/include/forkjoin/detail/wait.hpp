@@ -13,9 +13,9 @@
 namespace fj::detail {
 
 void wait_slow(completion& c);
-// The same without the profiler's pause (blocking_wait.cpp); what wait_slow() runs.
+// The same without the profiler's pause (blocking_wait.cpp); what wait_slow() runs, and what
+// wait() calls directly while no profiler region exists.
 void wait_plain(completion& c);
-bool wait_until_plain(completion& c, std::chrono::steady_clock::time_point deadline);
 // Returns true if ready before the deadline.
 bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadline);
 
