@@ -1,4 +1,7 @@
 // The block caches behind fork tasks and futures (runtime/include/forkjoin/detail/block_cache.hpp).
+#include "support.hpp"
+
+#include <chrono>
 #include <set>
 #include <thread>
 #include <vector>
@@ -6,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <forkjoin/detail/block_cache.hpp>
+#include <forkjoin/forkjoin.hpp>
 
 namespace {
 
@@ -58,6 +62,70 @@ TEST(block_cache_test, BlocksFreedOnOneThreadAreReusedOnAnother) {
     EXPECT_EQ(reused, again.size()) << "an empty cache should refill from the central pool";
     for (void* p : again)
         reuser.deallocate(p, k_class);
+}
+
+// Frees `n` blocks of class `c` from a thread whose cache then goes away: everything beyond
+// the thread cache's cap ends up in the central pool.
+void pass_through_central_pool(std::size_t c, std::size_t n) {
+    std::vector<void*> blocks;
+    block_cache producer;
+    for (std::size_t i = 0; i < n; ++i)
+        blocks.push_back(producer.allocate(c));
+    std::thread([&] {
+        block_cache freeing;
+        for (void* p : blocks)
+            freeing.deallocate(p, c);
+    }).join();
+}
+
+// A burst far beyond the resident batches stays pooled (the next burst reuses it instead of
+// calling malloc), and release_idle_blocks(true) gives the excess back at once.
+TEST(block_cache_test, BurstIsKeptThenReleased) {
+    constexpr std::size_t k_class = 2;
+    constexpr std::size_t k_resident_blocks = 256 * block_cache::k_batch; // see block_cache.cpp
+    pass_through_central_pool(k_class, k_resident_blocks + 40 * block_cache::k_batch);
+    EXPECT_GE(fj::detail::central_pool_blocks(), k_resident_blocks + 39 * block_cache::k_batch);
+    EXPECT_TRUE(fj::detail::idle_blocks_pending());
+    fj::detail::release_idle_blocks(true);
+    EXPECT_FALSE(fj::detail::idle_blocks_pending());
+    EXPECT_LE(fj::detail::central_pool_blocks(), k_resident_blocks + 2 * block_cache::k_batch)
+        << "the excess should be freed, the resident batches kept";
+}
+
+// Excess batches younger than the decay (1 s) survive release_idle_blocks(false); older ones
+// go. Timing only in the safe direction: a loaded machine can only make the batches older.
+TEST(block_cache_test, ExcessDecaysAfterASecondUnused) {
+    constexpr std::size_t k_class = 3;
+    constexpr std::size_t k_resident_blocks = 256 * block_cache::k_batch;
+    const auto start = std::chrono::steady_clock::now();
+    pass_through_central_pool(k_class, k_resident_blocks + 8 * block_cache::k_batch);
+    fj::detail::release_idle_blocks(false);
+    if (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(900)) {
+        EXPECT_TRUE(fj::detail::idle_blocks_pending()) << "released before the decay";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    fj::detail::release_idle_blocks(false);
+    EXPECT_FALSE(fj::detail::idle_blocks_pending());
+}
+
+// An idle pool gives a burst's memory back by itself: its sleeping worker wakes once the
+// excess has decayed and releases it (no further activity needed).
+TEST(block_cache_test, IdlePoolReleasesBurstMemory) {
+    fj::scheduler pool(1);
+    {
+        std::vector<fj::future<int>> burst;
+        for (int i = 0; i < 200000; ++i)
+            burst.push_back(pool.submit([i] { return i; }));
+        long sum = 0;
+        for (auto& f : burst)
+            sum += f.get();
+        EXPECT_EQ(sum, 199999L * 200000L / 2);
+    }
+    // The futures were freed on this thread; its cache spilled the excess into the central pool.
+    EXPECT_TRUE(fj::detail::idle_blocks_pending());
+    EXPECT_TRUE(fj_test::spin_until([] { return !fj::detail::idle_blocks_pending(); },
+                                    std::chrono::seconds(20)))
+        << "the idle worker did not release the burst's blocks";
 }
 
 // The calling thread's outside cache exists while the thread runs and is the same object on

@@ -1,49 +1,176 @@
 // The central pool behind the per-thread block caches (see block_cache.hpp).
 #include "system.hpp"
 
+#include <array>
+#include <atomic>
+#include <chrono>
 #include <mutex>
-#include <vector>
+#include <new>
 
 #include <forkjoin/detail/block_cache.hpp>
 
 namespace fj::detail {
 namespace {
 
-struct batch {
-    free_block* head;
-    std::uint32_t count;
-};
+using steady = std::chrono::steady_clock;
 
+// A batch in the central pool. Its header lives in the batch's first block (every block is at
+// least 64 bytes and free), so the pool needs no memory of its own and put() never allocates
+// (it runs in noexcept paths). `chain` is that block's free_block link: the batch's blocks stay
+// one list.
+struct batch_node {
+    free_block chain;
+    batch_node* newer;
+    batch_node* older;
+    std::uint32_t count;
+    steady::time_point pooled_at; // when it entered the pool: what decay measures
+};
+static_assert(sizeof(batch_node) <= block_cache::class_size(0));
+
+// Per size class, a list of batches: take() hands out the newest (most likely still in a cache
+// somewhere), decay releases the oldest.
+//
+// Retention: the k_resident_batches newest batches of a class stay for good (the old fixed cap:
+// the common steady state never touches malloc). Batches beyond them are kept too, so that a
+// burst (10^6 submits whose futures are kept) reuses the memory of the previous burst instead of
+// going back to malloc and the kernel for fresh pages; each such excess batch is released once it
+// has sat unused for k_decay. Releases happen on the next put() and when a worker goes to sleep
+// (a sleeping worker with excess pending sleeps with a timeout so an idle program releases it):
+// see release_expired() and scheduler::find_work_or_sleep().
 class central_pool {
 public:
-    static constexpr std::size_t k_max_batches = 256; // per class: at most 64 Ki blocks
+    static constexpr std::size_t k_resident_batches = 256; // per class: 64 Ki blocks
+    static constexpr std::chrono::seconds k_decay{1};
 
-    central_pool() {
-        for (auto& v : m_batches)
-            v.reserve(k_max_batches); // so put() never allocates (it runs in noexcept paths)
+    void put(std::size_t c, free_block* head, std::uint32_t count) noexcept {
+        const steady::time_point now = steady::now();
+        free_block* expired = nullptr;
+        {
+            std::lock_guard lock(m_mutex);
+            auto* node = ::new (static_cast<void*>(head))
+                batch_node{free_block{head->next}, nullptr, nullptr, count, now};
+            class_list& list = m_lists[c];
+            node->older = list.newest;
+            if (list.newest != nullptr)
+                list.newest->newer = node;
+            else
+                list.oldest = node;
+            list.newest = node;
+            ++list.batches;
+            expired = unlink_expired(c, now);
+            publish_excess();
+        }
+        delete_batches(expired);
     }
 
-    bool put(std::size_t c, batch b) noexcept {
+    bool take(std::size_t c, free_block*& head, std::uint32_t& count) noexcept {
         std::lock_guard lock(m_mutex);
-        if (m_batches[c].size() >= k_max_batches)
+        class_list& list = m_lists[c];
+        batch_node* node = list.newest;
+        if (node == nullptr)
             return false;
-        m_batches[c].push_back(b);
+        list.newest = node->older;
+        if (list.newest != nullptr)
+            list.newest->newer = nullptr;
+        else
+            list.oldest = nullptr;
+        --list.batches;
+        publish_excess();
+        count = node->count;
+        head = ::new (static_cast<void*>(node)) free_block{node->chain.next};
         return true;
     }
 
-    bool take(std::size_t c, batch& out) noexcept {
+    // Releases the excess batches that have been unused for k_decay (all excess if `all`).
+    void release_expired(bool all) noexcept {
+        free_block* expired = nullptr;
+        {
+            std::lock_guard lock(m_mutex);
+            const steady::time_point cutoff = all ? steady::time_point::max() : steady::now();
+            for (std::size_t c = 0; c < block_cache::k_class_count; ++c) {
+                expired = splice(expired, unlink_expired(c, cutoff));
+            }
+            publish_excess();
+        }
+        delete_batches(expired);
+    }
+
+    bool has_excess() const noexcept { return m_excess.load(std::memory_order_relaxed) != 0; }
+
+    std::size_t pooled_blocks() {
         std::lock_guard lock(m_mutex);
-        if (m_batches[c].empty())
-            return false;
-        out = m_batches[c].back();
-        m_batches[c].pop_back();
-        return true;
+        std::size_t n = 0;
+        for (const class_list& list : m_lists)
+            for (batch_node* b = list.newest; b != nullptr; b = b->older)
+                n += b->count;
+        return n;
     }
 
     std::mutex m_mutex; // public for the fork handlers only (lock_central_pool)
 
 private:
-    std::array<std::vector<batch>, block_cache::k_class_count> m_batches;
+    struct class_list {
+        batch_node* newest = nullptr;
+        batch_node* oldest = nullptr;
+        std::size_t batches = 0;
+    };
+
+    // Under m_mutex. Unlinks the excess batches of class c pooled at or before `now - k_decay`
+    // (every excess batch when now is time_point::max()) and returns them as one list of batch
+    // nodes linked through `older`.
+    free_block* unlink_expired(std::size_t c, steady::time_point now) noexcept {
+        class_list& list = m_lists[c];
+        batch_node* released = nullptr;
+        while (list.batches > k_resident_batches &&
+               (now == steady::time_point::max() || list.oldest->pooled_at + k_decay <= now)) {
+            batch_node* node = list.oldest;
+            list.oldest = node->newer;
+            list.oldest->older = nullptr; // batches > resident >= 1 remain: never null
+            --list.batches;
+            node->older = released;
+            released = node;
+        }
+        return reinterpret_cast<free_block*>(released);
+    }
+
+    static free_block* splice(free_block* a, free_block* b) noexcept {
+        if (a == nullptr)
+            return b;
+        auto* last = reinterpret_cast<batch_node*>(a);
+        while (last->older != nullptr)
+            last = last->older;
+        last->older = reinterpret_cast<batch_node*>(b);
+        return a;
+    }
+
+    // Outside m_mutex: frees every block of every batch in the list.
+    static void delete_batches(free_block* batches) noexcept {
+        auto* node = reinterpret_cast<batch_node*>(batches);
+        while (node != nullptr) {
+            batch_node* next_batch = node->older;
+            free_block* b = node->chain.next;
+            node->~batch_node();
+            ::operator delete(static_cast<void*>(node));
+            while (b != nullptr) {
+                free_block* next = b->next;
+                ::operator delete(b);
+                b = next;
+            }
+            node = next_batch;
+        }
+    }
+
+    void publish_excess() noexcept { // under m_mutex
+        std::size_t excess = 0;
+        for (const class_list& list : m_lists)
+            excess += list.batches > k_resident_batches ? list.batches - k_resident_batches : 0;
+        // relaxed: a hint for sleeping workers (whether to sleep with a timeout); a stale value
+        // costs one needless timed wake-up or one sleep that releases later.
+        m_excess.store(excess, std::memory_order_relaxed);
+    }
+
+    std::array<class_list, block_cache::k_class_count> m_lists{};
+    std::atomic<std::size_t> m_excess{0};
 };
 
 // Immortal: workers of a scheduler destroyed during static destruction, and threads exiting
@@ -53,28 +180,35 @@ central_pool& central() {
     return *pool;
 }
 
-void delete_list(free_block* b) noexcept {
-    while (b != nullptr) {
-        free_block* next = b->next;
-        ::operator delete(b);
-        b = next;
-    }
-}
-
-// Gives the list to the central pool in batches of at most k_batch; frees what does not fit.
+// Gives the list to the central pool in batches of at most k_batch.
 void give_back(std::size_t c, free_block* list) noexcept {
     while (list != nullptr) {
-        batch b{list, 0};
+        free_block* head = list;
         free_block* last = list;
-        for (b.count = 1; b.count < block_cache::k_batch && last->next != nullptr; ++b.count)
+        std::uint32_t count = 1;
+        for (; count < block_cache::k_batch && last->next != nullptr; ++count)
             last = last->next;
         list = last->next;
         last->next = nullptr;
-        if (!central().put(c, b))
-            delete_list(b.head);
+        central().put(c, head, count);
     }
 }
 
+} // namespace
+
+void release_idle_blocks(bool all) noexcept {
+    central().release_expired(all);
+}
+
+bool idle_blocks_pending() noexcept {
+    return central().has_excess();
+}
+
+std::size_t central_pool_blocks() {
+    return central().pooled_blocks();
+}
+
+namespace {
 thread_local constinit bool tl_outside_cache_gone = false;
 
 struct outside_cache_owner {
@@ -85,26 +219,26 @@ struct outside_cache_owner {
 } // namespace
 
 bool block_cache::refill(std::size_t c) noexcept {
-    batch b{};
-    if (!central().take(c, b))
+    free_block* head = nullptr;
+    std::uint32_t count = 0;
+    if (!central().take(c, head, count))
         return false;
-    m_free[c] = b.head;
-    m_count[c] = b.count;
+    m_free[c] = head;
+    m_count[c] = count;
     return true;
 }
 
 void block_cache::spill(std::size_t c) noexcept {
     // Pass on the k_batch newest blocks: just freed, so walking them to cut the list is cheap
     // (one step per free, amortised), and the receiving thread gets them whole.
-    batch b{m_free[c], k_batch};
-    free_block* last = b.head;
+    free_block* head = m_free[c];
+    free_block* last = head;
     for (std::uint32_t i = 1; i < k_batch; ++i)
         last = last->next;
     m_free[c] = last->next;
     last->next = nullptr;
     m_count[c] -= k_batch;
-    if (!central().put(c, b))
-        delete_list(b.head);
+    central().put(c, head, k_batch);
 }
 
 void block_cache::flush() noexcept {

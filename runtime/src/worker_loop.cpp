@@ -35,6 +35,9 @@ namespace fj {
 namespace {
 
 constexpr std::uint32_t k_injection_period = 61;
+// How long worker 0 sleeps before it comes back to release a burst's unused task memory (the
+// central pool's decay is 1 s; block_cache.hpp).
+constexpr std::chrono::milliseconds k_idle_block_release_period{1100};
 
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -154,6 +157,14 @@ detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
         if (found != nullptr)
             return found;
 
+        // Going idle: a good moment to give back task memory a burst left unused for a while
+        // (block_cache.hpp). Worker 0 sleeps with a timeout, so an idle program still returns a
+        // burst's memory that appears, or decays, while every worker sleeps (freed futures on
+        // an outside thread): one wake-up a second per pool, whatever its size.
+        if (detail::idle_blocks_pending())
+            detail::release_idle_blocks(false);
+        const bool timed_sleep = w.m_index == 0;
+
         // 2. Sleep, with the event count's prewait / re-check / commit (docs/design.md#sleep).
         const auto key = m_sleep.prepare_wait();
         // The sleeper's half of the asymmetric StoreLoad barrier: after it, any push whose
@@ -188,7 +199,11 @@ detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
         w.m_stats.sleeps.bump();
         if (w.m_trace != nullptr) [[unlikely]]
             w.m_trace->record(detail::trace_kind::sleep_begin);
-        m_sleep.commit_wait(key);
+        if (timed_sleep)
+            (void)m_sleep.commit_wait_until(key, std::chrono::steady_clock::now() +
+                                                     k_idle_block_release_period);
+        else
+            m_sleep.commit_wait(key);
         w.m_stats.wakeups.bump();
         if (w.m_trace != nullptr) [[unlikely]]
             w.m_trace->record(detail::trace_kind::sleep_end);

@@ -7,8 +7,11 @@
 // a cache that grows past k_max_cached_per_class spills k_batch blocks to it, and an empty cache
 // refills from it, so a block allocated by one thread and freed by another (a task submitted from
 // main and finished on a worker) comes back without touching malloc, at the cost of one mutex
-// acquisition per k_batch blocks. The central pool is capped (k_max_batches per class); beyond
-// that, blocks go back to ::operator delete, so a burst does not pin memory for ever.
+// acquisition per k_batch blocks. The central pool keeps 256 batches per class for good; a burst
+// beyond that (10^6 live futures) is kept too, so the next burst reuses it instead of paying
+// malloc and fresh pages, and each excess batch goes back to ::operator delete once it has been
+// unused for a second (on the next spill, or by a worker going to sleep), so a burst does not pin
+// memory for ever.
 #pragma once
 
 #include <array>
@@ -48,6 +51,10 @@ public:
         free_block* b = m_free[c];
         m_free[c] = b->next;
         --m_count[c];
+        // The caller writes the next block soon (a burst of submits): fetch its line now, for
+        // writing, so that miss overlaps with this task's set-up instead of stalling the next one.
+        if (m_free[c] != nullptr)
+            __builtin_prefetch(m_free[c], 1);
         return b;
     }
 
@@ -70,5 +77,12 @@ private:
 // flushed) at thread exit. Null once it has been destroyed (a future freed during static
 // destruction, after the main thread's thread_locals), and the caller then uses the heap.
 block_cache* outside_cache() noexcept;
+
+// The central pool's decay (see above). release_idle_blocks(false) frees the excess batches unused
+// for a second, (true) all excess now; idle_blocks_pending() says whether any excess is left (a
+// relaxed hint). central_pool_blocks() counts the blocks pooled (for tests and diagnostics).
+void release_idle_blocks(bool all) noexcept;
+bool idle_blocks_pending() noexcept;
+std::size_t central_pool_blocks();
 
 } // namespace fj::detail

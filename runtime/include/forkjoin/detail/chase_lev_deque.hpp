@@ -71,6 +71,12 @@ public:
     // Owner only. Takes the newest item, or returns nullptr when the deque is empty.
     T pop() {
         const std::int64_t b = m_bottom.load(std::memory_order_relaxed) - 1;
+        // Empty without the fence: only the owner moves bottom and top never goes down, so once
+        // top >= bottom the deque stays empty until our next push. relaxed: a stale (smaller)
+        // top only sends us down the fenced path. Saves the locked instruction an idle worker
+        // (or one fed from the injection queue) would pay at every look.
+        if (m_top.load(std::memory_order_relaxed) > b)
+            return nullptr;
         ring* r = m_ring.load(std::memory_order_relaxed);
         // seq_cst store then seq_cst load of top: the StoreLoad edge of Lê et al.'s fence. Either
         // a racing thief sees the lowered bottom, or we see its incremented top.

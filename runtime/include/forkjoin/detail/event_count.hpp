@@ -23,6 +23,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -54,6 +55,24 @@ public:
                 m_cv.wait(lock);
         }
         m_state.fetch_sub(k_one_waiter, std::memory_order_relaxed);
+    }
+
+    // As commit_wait(), but returns at `deadline` even without a notify (false then). The caller
+    // treats a timeout like a wake-up with nothing to do: it re-checks and may wait again.
+    bool commit_wait_until(key k, std::chrono::steady_clock::time_point deadline) {
+        const std::uint64_t epoch = k >> k_epoch_shift;
+        bool notified = true;
+        {
+            std::unique_lock lock(m_mutex);
+            while ((m_state.load(std::memory_order_acquire) >> k_epoch_shift) == epoch) {
+                if (m_cv.wait_until(lock, deadline) == std::cv_status::timeout) {
+                    notified = (m_state.load(std::memory_order_acquire) >> k_epoch_shift) != epoch;
+                    break;
+                }
+            }
+        }
+        m_state.fetch_sub(k_one_waiter, std::memory_order_relaxed);
+        return notified;
     }
 
     // True when some thread is between prepare_wait() and commit/cancel. seq_cst: the producer's

@@ -3,8 +3,9 @@
 //
 // Producers never lock: a push is one compare-and-swap on the tail (D. Vyukov's intrusive MPSC
 // node-based queue, with a CAS in place of the exchange). Consumers (workers looking for work)
-// serialise on a mutex, which makes the single-consumer algorithm safe for many; they only take
-// it when the queue looks non-empty.
+// serialise on a consumer flag, which makes the single-consumer algorithm safe for many; they only
+// try it when the queue looks non-empty, and a consumer that finds it taken looks elsewhere
+// instead of queueing behind it (try_pop() may return nullptr then; empty() waits for it).
 //
 // Closing: bit 0 of the tail word is the scheduler's "closed" flag. Because it lives in the same
 // atomic that every push modifies, a push and the close are ordered by that word's modification
@@ -24,7 +25,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 
 namespace fj::detail {
 
@@ -68,7 +68,9 @@ public:
     Node* try_pop() {
         if (empty_hint())
             return nullptr;
-        std::lock_guard lock(m_consumer);
+        consumer_guard consumer(m_consumer_busy);
+        if (!consumer.owns())
+            return nullptr; // another thread is taking an item: look elsewhere, come back
         Node* head = m_head.load(std::memory_order_relaxed); // we are its only writer now
         // acquire: pairs with the release store of `next` in push(); the node's content is visible.
         Node* next = head->m_next.load(std::memory_order_acquire);
@@ -81,6 +83,10 @@ public:
         }
         if (next != nullptr) {
             set_head(next);
+            // The next consumer reads `next` (its link, and the task lives in the same block):
+            // start that cache miss now so it overlaps with running `head`. In a backlog the
+            // queue is a pointer chase through memory the producer wrote long ago.
+            __builtin_prefetch(next, 1);
             return head;
         }
         // `head` is the last linked node. If a producer has already swung the tail past it, its
@@ -109,32 +115,71 @@ public:
     }
 
     // Any thread; exact. True only if no item was present at the moment of the check: with the
-    // consumer lock held nothing can leave the queue, and a producer can only add (an item whose
+    // consumer flag held nothing can leave the queue, and a producer can only add (an item whose
     // producer has swung the tail but not linked it yet counts as present). For the sleep and
     // termination re-checks (docs/design.md#sleep): its seq_cst load of the tail follows the
     // sleeper's seq_cst prewait, pairing with the producer's seq_cst CAS.
     bool empty() const {
-        std::lock_guard lock(m_consumer);
+        const consumer_guard consumer(m_consumer_busy, consumer_guard::wait);
         return m_head.load(std::memory_order_relaxed) == &m_stub &&
                m_stub.m_next.load(std::memory_order_seq_cst) == nullptr &&
                node_at(m_tail.load(std::memory_order_seq_cst)) == &m_stub;
     }
 
 private:
+    // The consumer flag: one exchange to take it, a plain release store to give it back (a
+    // pthread mutex costs a second locked instruction to unlock, on every task taken).
+    // acquire on taking / release on giving back: the critical sections are ordered, so the next
+    // consumer sees m_head and the stub's link as the last one left them.
+    class consumer_guard {
+    public:
+        static constexpr struct wait_t {
+        } wait{};
+        explicit consumer_guard(std::atomic<bool>& busy) noexcept
+            : m_busy(busy), m_owns(!busy.exchange(true, std::memory_order_acquire)) {}
+        consumer_guard(std::atomic<bool>& busy, wait_t) noexcept : m_busy(busy), m_owns(true) {
+            while (busy.exchange(true, std::memory_order_acquire))
+                while (busy.load(std::memory_order_relaxed)) // spin on a load, not on the RMW
+                    pause();
+        }
+        consumer_guard(const consumer_guard&) = delete;
+        consumer_guard& operator=(const consumer_guard&) = delete;
+        ~consumer_guard() {
+            if (m_owns)
+                m_busy.store(false, std::memory_order_release);
+        }
+        bool owns() const noexcept { return m_owns; }
+
+    private:
+        static void pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#elif defined(__aarch64__)
+            asm volatile("yield");
+#endif
+        }
+        std::atomic<bool>& m_busy;
+        bool m_owns;
+    };
+
     static constexpr std::uintptr_t k_closed = 1;
-    static std::uintptr_t address(Node* n) noexcept { return reinterpret_cast<std::uintptr_t>(n); }
+    static std::uintptr_t address(Node* n) noexcept {
+        return reinterpret_cast<std::uintptr_t>(n);
+    }
     static Node* node_at(std::uintptr_t word) noexcept {
         return reinterpret_cast<Node*>(word & ~k_closed);
     }
 
-    // Written under m_consumer; read without it only by empty_hint(). release: a hint reader
-    // that sees the new head sees the links that led to it.
-    void set_head(Node* n) noexcept { m_head.store(n, std::memory_order_release); }
+    // Written by the consumer-flag holder; read without it only by empty_hint(). release: a hint
+    // reader that sees the new head sees the links that led to it.
+    void set_head(Node* n) noexcept {
+        m_head.store(n, std::memory_order_release);
+    }
 
     Node m_stub{};
     std::atomic<std::uintptr_t> m_tail{address(&m_stub)};
-    alignas(128) mutable std::mutex m_consumer;
-    std::atomic<Node*> m_head{&m_stub}; // written only under m_consumer
+    alignas(128) mutable std::atomic<bool> m_consumer_busy{false};
+    std::atomic<Node*> m_head{&m_stub}; // written only by the thread holding m_consumer_busy
 };
 
 } // namespace fj::detail
