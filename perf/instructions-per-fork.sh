@@ -14,11 +14,12 @@ git worktree add --force --detach "$out/base-src" "$base" >/dev/null
 trap 'git worktree remove --force "$out/base-src" >/dev/null 2>&1 || true' EXIT
 
 build() { # $1 source tree, $2 name
+    rm -rf "${out:?}/$2" # a fresh tree: the library's file name changed between commits
     cmake -S "$1" -B "$out/$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFJ_BUILD_TESTS=OFF \
         -DFJ_BUILD_EXAMPLES=OFF -DFJ_BUILD_PERF=OFF -DFJ_TEST_INSTALL=OFF >/dev/null
     cmake --build "$out/$2" -j2 --target forkjoin_runtime >/dev/null
     g++ -std=c++20 -O2 -DNDEBUG -I"$1/runtime/include" perf/fork_probe.cpp \
-        "$out/$2/runtime/libforkjoin_runtime.a" -lboost_thread -lboost_context -pthread \
+        "$out/$2"/runtime/libforkjoin*.a -lboost_thread -lboost_context -pthread \
         -o "$out/probe-$2"
 }
 build "$out/base-src" base

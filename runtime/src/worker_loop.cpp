@@ -110,8 +110,10 @@ detail::task* scheduler::find_work(detail::worker& w) {
         if (detail::task* t = m_injected.try_pop())
             return taken_injected(w, t);
     }
-    if (detail::task* t = w.m_deque.pop())
-        return t;
+    if (!w.m_deque.owner_sees_empty()) {
+        if (detail::task* t = w.m_deque.pop())
+            return t;
+    }
     if (m_worker_count > 1) {
         if (detail::task* t = steal_from_others(&w, w.next_random()))
             return t;

@@ -51,8 +51,15 @@ public:
         free_block* b = m_free[c];
         m_free[c] = b->next;
         --m_count[c];
-        // The caller writes the next block soon (a burst of submits): fetch its line now, for
-        // writing, so that miss overlaps with this task's set-up instead of stalling the next one.
+        return b;
+    }
+
+    // As allocate(), and starts fetching the block the next call will return, for writing: in
+    // a burst of submits from outside the pool, the blocks come back from other threads and
+    // each would be a cache miss on the submitting thread; this overlaps one with the current
+    // task's set-up. (Not on a worker's fork path: its blocks are hot, and fork costs count.)
+    void* allocate_for_burst(std::size_t c) {
+        void* b = allocate(c);
         if (m_free[c] != nullptr)
             __builtin_prefetch(m_free[c], 1);
         return b;

@@ -71,12 +71,6 @@ public:
     // Owner only. Takes the newest item, or returns nullptr when the deque is empty.
     T pop() {
         const std::int64_t b = m_bottom.load(std::memory_order_relaxed) - 1;
-        // Empty without the fence: only the owner moves bottom and top never goes down, so once
-        // top >= bottom the deque stays empty until our next push. relaxed: a stale (smaller)
-        // top only sends us down the fenced path. Saves the locked instruction an idle worker
-        // (or one fed from the injection queue) would pay at every look.
-        if (m_top.load(std::memory_order_relaxed) > b)
-            return nullptr;
         ring* r = m_ring.load(std::memory_order_relaxed);
         // seq_cst store then seq_cst load of top: the StoreLoad edge of Lê et al.'s fence. Either
         // a racing thief sees the lowered bottom, or we see its incremented top.
@@ -96,6 +90,16 @@ public:
             m_bottom.store(b + 1, std::memory_order_relaxed);
         }
         return item;
+    }
+
+    // Owner only. True if the deque is certainly empty, without pop()'s fence: only the owner
+    // moves bottom and top never goes down, so once top >= bottom the deque stays empty until
+    // the owner's next push. relaxed: a stale (smaller) top only answers "maybe not". For a
+    // worker looking for work (idle, or fed from the injection queue), which would otherwise
+    // pay pop()'s locked instruction at every look; fork/join's own pops skip it (their deque
+    // is rarely empty).
+    bool owner_sees_empty() const noexcept {
+        return m_top.load(std::memory_order_relaxed) >= m_bottom.load(std::memory_order_relaxed);
     }
 
     // Any thread. Takes the oldest item into `out`.

@@ -85,7 +85,7 @@ void* allocate_task_memory() {
         if (worker* w = current_worker())
             return w->m_cache.allocate(c);
         if (block_cache* cache = outside_cache())
-            return cache->allocate(c);
+            return cache->allocate_for_burst(c);
         return ::operator new(block_cache::class_size(c));
     } else {
         return ::operator new (sizeof(T), std::align_val_t{alignof(T)});
