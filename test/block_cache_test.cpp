@@ -84,11 +84,13 @@ TEST(block_cache_test, BurstIsKeptThenReleased) {
     constexpr std::size_t k_class = 2;
     constexpr std::size_t k_resident_blocks = 256 * block_cache::k_batch; // see block_cache.cpp
     pass_through_central_pool(k_class, k_resident_blocks + 40 * block_cache::k_batch);
-    EXPECT_GE(fj::detail::central_pool_blocks(), k_resident_blocks + 39 * block_cache::k_batch);
+    EXPECT_GE(fj::detail::central_pool_blocks(k_class),
+              k_resident_blocks + 39 * block_cache::k_batch);
     EXPECT_TRUE(fj::detail::idle_blocks_pending());
     fj::detail::release_idle_blocks(true);
     EXPECT_FALSE(fj::detail::idle_blocks_pending());
-    EXPECT_LE(fj::detail::central_pool_blocks(), k_resident_blocks + 2 * block_cache::k_batch)
+    EXPECT_LE(fj::detail::central_pool_blocks(k_class),
+              k_resident_blocks + 2 * block_cache::k_batch)
         << "the excess should be freed, the resident batches kept";
 }
 
@@ -112,6 +114,7 @@ TEST(block_cache_test, ExcessDecaysAfterASecondUnused) {
 // excess has decayed and releases it (no further activity needed).
 TEST(block_cache_test, IdlePoolReleasesBurstMemory) {
     fj::scheduler pool(1);
+    const auto start = std::chrono::steady_clock::now();
     {
         std::vector<fj::future<int>> burst;
         for (int i = 0; i < 200000; ++i)
@@ -121,8 +124,11 @@ TEST(block_cache_test, IdlePoolReleasesBurstMemory) {
             sum += f.get();
         EXPECT_EQ(sum, 199999L * 200000L / 2);
     }
-    // The futures were freed on this thread; its cache spilled the excess into the central pool.
-    EXPECT_TRUE(fj::detail::idle_blocks_pending());
+    // The futures were freed on this thread; its cache spilled the excess into the central pool,
+    // where none of it has decayed yet unless the burst itself took most of a second.
+    if (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(900)) {
+        EXPECT_TRUE(fj::detail::idle_blocks_pending());
+    }
     EXPECT_TRUE(fj_test::spin_until([] { return !fj::detail::idle_blocks_pending(); },
                                     std::chrono::seconds(20)))
         << "the idle worker did not release the burst's blocks";

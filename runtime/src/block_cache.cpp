@@ -97,12 +97,11 @@ public:
 
     bool has_excess() const noexcept { return m_excess.load(std::memory_order_relaxed) != 0; }
 
-    std::size_t pooled_blocks() {
+    std::size_t pooled_blocks(std::size_t c) {
         std::lock_guard lock(m_mutex);
         std::size_t n = 0;
-        for (const class_list& list : m_lists)
-            for (batch_node* b = list.newest; b != nullptr; b = b->older)
-                n += b->count;
+        for (batch_node* b = m_lists[c].newest; b != nullptr; b = b->older)
+            n += b->count;
         return n;
     }
 
@@ -204,8 +203,8 @@ bool idle_blocks_pending() noexcept {
     return central().has_excess();
 }
 
-std::size_t central_pool_blocks() {
-    return central().pooled_blocks();
+std::size_t central_pool_blocks(std::size_t c) {
+    return central().pooled_blocks(c);
 }
 
 namespace {

@@ -87,9 +87,9 @@ block_cache* outside_cache() noexcept;
 
 // The central pool's decay (see above). release_idle_blocks(false) frees the excess batches unused
 // for a second, (true) all excess now; idle_blocks_pending() says whether any excess is left (a
-// relaxed hint). central_pool_blocks() counts the blocks pooled (for tests and diagnostics).
+// relaxed hint). central_pool_blocks(c) counts the blocks of class c pooled (for tests).
 void release_idle_blocks(bool all) noexcept;
 bool idle_blocks_pending() noexcept;
-std::size_t central_pool_blocks();
+std::size_t central_pool_blocks(std::size_t c);
 
 } // namespace fj::detail
