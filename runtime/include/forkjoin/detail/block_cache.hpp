@@ -10,7 +10,7 @@
 // acquisition per k_batch blocks. The central pool keeps 256 batches per class for good; a burst
 // beyond that (10^6 live futures) is kept too, so the next burst reuses it instead of paying
 // malloc and fresh pages, and each excess batch goes back to ::operator delete once it has been
-// unused for a second (on the next spill, or by a worker going to sleep), so a burst does not pin
+// unused for 3 s (on the next spill, or by a worker going to sleep), so a burst does not pin
 // memory for ever.
 #pragma once
 
@@ -86,7 +86,7 @@ private:
 block_cache* outside_cache() noexcept;
 
 // The central pool's decay (see above). release_idle_blocks(false) frees the excess batches unused
-// for a second, (true) all excess now; idle_blocks_pending() says whether any excess is left (a
+// for 3 s, (true) all excess now; idle_blocks_pending() says whether any excess is left (a
 // relaxed hint). central_pool_blocks(c) counts the blocks of class c pooled (for tests).
 void release_idle_blocks(bool all) noexcept;
 bool idle_blocks_pending() noexcept;
