@@ -13,7 +13,8 @@
 // interleaved: --benchmark_enable_random_interleaving=true with --benchmark_repetitions.
 //
 //   seed_fib       fib(27) in the seed style (fork + reschedule_until(is_ready)) on 2 workers,
-//                  where stolen children make some waits real: ns per fork and parks;
+//                  where stolen children make some waits real: ns per fork and parks (and on 1
+//                  worker, where nothing parks, for the fiber stacks' own effect);
 //   waiters        64 tasks, each submits 8 children of a few µs to the injection queue and
 //                  waits for all of them with reschedule_until: time per round, parks per waiter
 //                  and the peak nesting depth (see nesting_probe) on 1 and 2 workers;
@@ -190,7 +191,7 @@ long fib_seed(fj::scheduler& pool, int n) {
 
 void seed_fib(benchmark::State& state) {
     const bool park = state.range(0) != 0;
-    fj::scheduler pool(options_for(2, park));
+    fj::scheduler pool(options_for(static_cast<int>(state.range(1)), park));
     if (!strategy_as_asked(state, pool, park))
         return;
     const auto start = clock_type::now();
@@ -345,7 +346,17 @@ void unrelated_long(benchmark::State& state) {
 }
 
 // Each case's park and help variants next to each other (ArgNames: park:1 is yield-parking).
-BENCHMARK(seed_fib)->ArgName("park")->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMillisecond);
+// seed_fib on 1 worker never parks (nothing is stolen): its park:1 row differs from park:0 only
+// in where the frames live (fiber stacks against the thread's own), which separates that effect
+// from the parks on 2 workers.
+BENCHMARK(seed_fib)
+    ->ArgNames({"park", "workers"})
+    ->Args({1, 1})
+    ->Args({0, 1})
+    ->Args({1, 2})
+    ->Args({0, 2})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(waiters)
     ->ArgNames({"park", "workers"})
     ->Args({1, 1})
