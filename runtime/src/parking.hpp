@@ -2,6 +2,8 @@
 // src/ calls. Everything that knows about Boost.Context lives in parking.cpp.
 #pragma once
 
+#include <cstdint>
+
 #include <forkjoin/detail/completion.hpp>
 #include <forkjoin/scheduler.hpp>
 
@@ -22,11 +24,11 @@ std::unique_ptr<parking_lot, parking_lot_deleter> make_parking_lot(const schedul
 // helps while waiting.
 bool try_park(completion& c);
 
-// The same conditions; parks the calling task and queues it again at once, behind the injection
-// queue's other work, so that the worker runs other tasks before the caller re-checks whatever
-// it waits for (reschedule_until with an arbitrary predicate, timed waits). Returns false, having
-// done nothing, where parking is not allowed.
-bool try_yield();
+// The same conditions; parks the calling task and keeps it on this worker, which resumes it once
+// it has run `patience` other tasks (at once if it finds none), so the caller re-checks whatever
+// it waits for (reschedule_until with an arbitrary predicate, timed waits) without anything
+// running on top of its frame. Returns false, having done nothing, where parking is not allowed.
+bool try_yield(std::uint32_t patience = 1);
 
 // The fiber counters of a scheduler_stats snapshot.
 void add_fiber_stats(const parking_lot& lot, scheduler_stats& stats) noexcept;

@@ -253,8 +253,11 @@ void scheduler::help_until(detail::function_ref<bool()> done) {
     // On a worker: yield-park until done (docs/design.md#parking): the waiting task steps aside
     // on its fiber and re-checks after the worker has run what else there is, so nothing runs on
     // top of its frame. Where parking is not allowed, help while waiting instead.
-    while (!done()) {
-        if (!detail::try_yield()) {
+    // Patience doubles with every failed re-check, up to 64 tasks: a wait that turns true soon is
+    // seen after about one task; a long one costs a park per 64 tasks run, not one per task.
+    for (std::uint32_t patience = 1; !done();
+         patience = std::min<std::uint32_t>(patience * 2, 64)) {
+        if (!detail::try_yield(patience)) {
             // A worker helps its own pool, whichever it waits on. Re-read: we may have migrated.
             detail::current_worker()->m_owner->help_on_worker(done);
             return;
