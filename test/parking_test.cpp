@@ -74,6 +74,34 @@ TEST_F(parking_test, a_waiter_returns_when_its_child_is_done_not_when_unrelated_
     EXPECT_GE(pool.stats().total().parks, 1u);
 }
 
+// reschedule_until() on a busy worker re-checks its predicate after the task its worker runs
+// next, not after everything queued: on one worker, a waiter whose predicate is made true during
+// the first of 8 queued unrelated tasks returns before the others start (the first yield-parking
+// version queued the waiter behind all 8: docs/performance.md#reschedule-until). The first task
+// holds until the predicate is true, so the check is an order of events, not a speed.
+TEST_F(parking_test, reschedule_until_rechecks_after_the_next_task_not_after_the_queue) {
+    fj::scheduler pool(parking(1));
+    constexpr int k_unrelated = 8;
+    std::atomic<int> started{0};
+    std::atomic<bool> condition{false}, gave_up{false};
+    auto waiter = pool.submit([&] {
+        for (int i = 0; i < k_unrelated; ++i)
+            (void)fj::current_scheduler().submit([&] {
+                if (started.fetch_add(1) == 0 && !spin_until([&] { return condition.load(); }, 20s))
+                    gave_up = true;
+            });
+        fj::current_scheduler().reschedule_until([&] { return condition.load(); });
+        return started.load(); // how many unrelated tasks had started when the wait ended
+    });
+    ASSERT_TRUE(spin_until([&] { return started.load() >= 1; }));
+    condition = true;
+    const int started_at_return = fj_test::get_or(waiter, -1);
+    pool.shutdown();
+    EXPECT_FALSE(gave_up.load());
+    EXPECT_GE(started_at_return, 1);
+    EXPECT_LE(started_at_return, 2) << "the waiter re-checked only after the queued tasks ran";
+}
+
 // Tens of thousands of tasks wait at once on a 2-worker pool, each holding 4 KiB of live stack
 // data across its wait, without a worker each and without overflowing anything: a chain where
 // task i waits for task i+1 and the last one waits for a gate opened from outside.
