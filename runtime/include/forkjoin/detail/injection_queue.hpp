@@ -25,6 +25,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <thread>
 
 namespace fj::detail {
 
@@ -138,9 +139,16 @@ private:
         explicit consumer_guard(std::atomic<bool>& busy) noexcept
             : m_busy(busy), m_owns(!busy.exchange(true, std::memory_order_acquire)) {}
         consumer_guard(std::atomic<bool>& busy, wait_t) noexcept : m_busy(busy), m_owns(true) {
+            unsigned spins = 0;
             while (busy.exchange(true, std::memory_order_acquire))
-                while (busy.load(std::memory_order_relaxed)) // spin on a load, not on the RMW
-                    pause();
+                while (busy.load(std::memory_order_relaxed)) { // spin on a load, not on the RMW
+                    // The holder's critical section is a few loads and stores; if it takes
+                    // longer, the holder was preempted: let it run instead of burning its core.
+                    if (++spins < 64)
+                        pause();
+                    else
+                        std::this_thread::yield();
+                }
         }
         consumer_guard(const consumer_guard&) = delete;
         consumer_guard& operator=(const consumer_guard&) = delete;
