@@ -7,6 +7,8 @@
 //   wait_helps  (parking off) the waiter helps: it takes the no-op from the injection queue and
 //                             runs it on top of its own frame.
 // Both include the submit and the run of the no-op; the difference is the park + resume.
+#include "forkjoin_common.hpp"
+
 #include <cstdint>
 
 #include <benchmark/benchmark.h>
@@ -18,10 +20,7 @@ namespace {
 constexpr int k_round_trips = 1000; // per benchmark iteration, inside one task
 
 void wait_on_injected_tasks(benchmark::State& state, bool park) {
-    fj::scheduler_options options;
-    options.workers = 1;
-    options.park_waiting_tasks = park;
-    fj::scheduler pool(options);
+    fj::scheduler pool(fj_perf::pool_options(1, park));
     for (auto _ : state) {
         const long sum = pool.submit([&pool] {
                                  long total = 0;

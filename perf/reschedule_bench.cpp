@@ -4,8 +4,8 @@
 // A predicate cannot wake anybody, so a reschedule_until that the worker's own deque does not
 // satisfy must re-check it now and then. Two strategies, chosen per pool:
 //   park  (park_waiting_tasks = true, the default) yield-park: the waiter parks on its fiber and
-//         its record goes to the back of the injection queue; the worker runs what is queued
-//         before it and comes back to re-check;
+//         its record stays on its worker, which resumes it to re-check after the next task it
+//         runs (then after 2, 4, ... up to 64), or at once when it has nothing else to run;
 //   help  (park_waiting_tasks = false) bounded helping: the waiter runs other tasks on top of its
 //         own frame (find_work order) and re-checks between them; it stops taking work when the
 //         stack's headroom is low.
@@ -26,7 +26,7 @@
 //
 // The benchmark thread never runs tasks (outside the pool, future::get() blocks; see countdown),
 // so the worker counts are exact.
-#include "workloads.hpp"
+#include "forkjoin_common.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -43,12 +43,7 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-fj::scheduler_options options_for(int workers, bool park) {
-    fj::scheduler_options options;
-    options.workers = static_cast<std::size_t>(workers);
-    options.park_waiting_tasks = park;
-    return options;
-}
+using fj_perf::pool_options;
 
 // FJ_PARKING overrides the option for every pool: a run with it set would report one strategy
 // under both names.
@@ -180,23 +175,14 @@ private:
 
 constexpr int k_fib_n = 27;
 
-long fib_seed(fj::scheduler& pool, int n) {
-    if (n < 2)
-        return n;
-    auto f = pool.fork([&pool, n] { return fib_seed(pool, n - 1); });
-    long b = fib_seed(pool, n - 2);
-    pool.reschedule_until([&] { return f.is_ready(); });
-    return f.get() + b;
-}
-
 void seed_fib(benchmark::State& state) {
     const bool park = state.range(0) != 0;
-    fj::scheduler pool(options_for(static_cast<int>(state.range(1)), park));
+    fj::scheduler pool(pool_options(static_cast<int>(state.range(1)), park));
     if (!strategy_as_asked(state, pool, park))
         return;
     const auto start = clock_type::now();
     for (auto _ : state) {
-        const long got = pool.submit([&pool] { return fib_seed(pool, k_fib_n); }).get();
+        const long got = pool.submit([&pool] { return fj_perf::fib_seed(pool, k_fib_n); }).get();
         if (got != fj_perf::fib_exact(k_fib_n)) {
             state.SkipWithError("wrong fib");
             return;
@@ -210,8 +196,7 @@ void seed_fib(benchmark::State& state) {
     state.counters["parks_per_iter"] = static_cast<double>(pool.stats().total().parks) / iterations;
 }
 
-// ---- b. many waiters, each on its own injected children
-// ------------------------------------------
+// ---- b. many waiters, each on its own injected children ----------------------------------
 
 constexpr int k_waiters = 64;
 constexpr int k_children = 8;
@@ -245,7 +230,7 @@ void waiters(benchmark::State& state) {
     const int workers = static_cast<int>(state.range(1));
     countdown round; // declared before the pool: outlives every task's last touch
     std::atomic<long> sum{0};
-    fj::scheduler pool(options_for(workers, park));
+    fj::scheduler pool(pool_options(workers, park));
     if (!strategy_as_asked(state, pool, park))
         return;
     reset_peaks();
@@ -290,7 +275,7 @@ void unrelated_long(benchmark::State& state) {
     const int workers = static_cast<int>(state.range(1));
     countdown round; // declared before the pool: outlives every task's last touch
     std::atomic<int> sum{0};
-    fj::scheduler pool(options_for(workers, park));
+    fj::scheduler pool(pool_options(workers, park));
     if (!strategy_as_asked(state, pool, park))
         return;
     reset_peaks();
@@ -349,30 +334,14 @@ void unrelated_long(benchmark::State& state) {
 // seed_fib on 1 worker never parks (nothing is stolen): its park:1 row differs from park:0 only
 // in where the frames live (fiber stacks against the thread's own), which separates that effect
 // from the parks on 2 workers.
-BENCHMARK(seed_fib)
-    ->ArgNames({"park", "workers"})
-    ->Args({1, 1})
-    ->Args({0, 1})
-    ->Args({1, 2})
-    ->Args({0, 2})
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(waiters)
-    ->ArgNames({"park", "workers"})
-    ->Args({1, 1})
-    ->Args({0, 1})
-    ->Args({1, 2})
-    ->Args({0, 2})
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK(unrelated_long)
-    ->ArgNames({"park", "workers"})
-    ->Args({1, 1})
-    ->Args({0, 1})
-    ->Args({1, 2})
-    ->Args({0, 2})
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
+void park_and_help_on_1_and_2_workers(benchmark::internal::Benchmark* b) {
+    b->ArgNames({"park", "workers"})->Args({1, 1})->Args({0, 1})->Args({1, 2})->Args({0, 2});
+    b->UseRealTime();
+}
+
+BENCHMARK(seed_fib)->Apply(park_and_help_on_1_and_2_workers)->Unit(benchmark::kMillisecond);
+BENCHMARK(waiters)->Apply(park_and_help_on_1_and_2_workers)->Unit(benchmark::kMicrosecond);
+BENCHMARK(unrelated_long)->Apply(park_and_help_on_1_and_2_workers)->Unit(benchmark::kMicrosecond);
 BENCHMARK(child_alone)->UseRealTime()->Unit(benchmark::kNanosecond);
 
 } // namespace

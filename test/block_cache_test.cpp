@@ -82,7 +82,8 @@ void pass_through_central_pool(std::size_t c, std::size_t n) {
 // calling malloc), and release_idle_blocks(true) gives the excess back at once.
 TEST(block_cache_test, BurstIsKeptThenReleased) {
     constexpr std::size_t k_class = 2;
-    constexpr std::size_t k_resident_blocks = 256 * block_cache::k_batch; // see block_cache.cpp
+    constexpr std::size_t k_resident_blocks =
+        block_cache::k_central_resident_batches * block_cache::k_batch;
     pass_through_central_pool(k_class, k_resident_blocks + 40 * block_cache::k_batch);
     EXPECT_GE(fj::detail::central_pool_blocks(k_class),
               k_resident_blocks + 39 * block_cache::k_batch);
@@ -96,9 +97,10 @@ TEST(block_cache_test, BurstIsKeptThenReleased) {
 
 // Excess batches younger than the decay (3 s) survive release_idle_blocks(false); older ones
 // go. Timing only in the safe direction: a loaded machine can only make the batches older.
-TEST(block_cache_test, ExcessDecaysAfterASecondUnused) {
+TEST(block_cache_test, ExcessDecaysAfterThreeSecondsUnused) {
     constexpr std::size_t k_class = 3;
-    constexpr std::size_t k_resident_blocks = 256 * block_cache::k_batch;
+    constexpr std::size_t k_resident_blocks =
+        block_cache::k_central_resident_batches * block_cache::k_batch;
     const auto start = std::chrono::steady_clock::now();
     pass_through_central_pool(k_class, k_resident_blocks + 8 * block_cache::k_batch);
     fj::detail::release_idle_blocks(false);

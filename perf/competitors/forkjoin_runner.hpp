@@ -3,6 +3,7 @@
 #pragma once
 
 #include "competitors/loop_competitor.hpp"
+#include "forkjoin_common.hpp"
 
 #include <cstddef>
 #include <memory>
@@ -17,11 +18,7 @@ class forkjoin_runner final : public loop_runner {
 public:
     explicit forkjoin_runner(int workers) : m_pool(static_cast<std::size_t>(workers)) {}
     double run(loop_io const& io) override { return Run(m_pool, io); }
-    std::string stats() override {
-        auto const s = m_pool.stats().total();
-        return "tasks_run=" + std::to_string(s.tasks_run) + " forks=" + std::to_string(s.forks) +
-               " steals=" + std::to_string(s.steals) + " sleeps=" + std::to_string(s.sleeps);
-    }
+    std::string stats() override { return pool_counters(m_pool); }
 
 private:
     fj::scheduler m_pool;

@@ -39,7 +39,7 @@ static_assert(sizeof(batch_node) <= block_cache::class_size(0));
 // see release_expired() and scheduler::find_work_or_sleep().
 class central_pool {
 public:
-    static constexpr std::size_t k_resident_batches = 256; // per class: 64 Ki blocks
+    static constexpr std::size_t k_resident_batches = block_cache::k_central_resident_batches;
     // Long enough that a program bursting every second or two reuses its memory (jemalloc's
     // default decay for dirty pages is 10 s), short enough that an idle one gives it back soon.
     static constexpr std::chrono::seconds k_decay{3};
@@ -59,7 +59,7 @@ public:
                 list.oldest = node;
             list.newest = node;
             ++list.batches;
-            expired = unlink_expired(c, now);
+            unlink_expired(c, now, expired);
             publish_excess();
         }
         delete_batches(expired);
@@ -89,9 +89,8 @@ public:
         {
             std::lock_guard lock(m_mutex);
             const steady::time_point cutoff = all ? steady::time_point::max() : steady::now();
-            for (std::size_t c = 0; c < block_cache::k_class_count; ++c) {
-                expired = splice(expired, unlink_expired(c, cutoff));
-            }
+            for (std::size_t c = 0; c < block_cache::k_class_count; ++c)
+                unlink_expired(c, cutoff, expired);
             publish_excess();
         }
         delete_batches(expired);
@@ -117,31 +116,19 @@ private:
     };
 
     // Under m_mutex. Unlinks the excess batches of class c pooled at or before `now - k_decay`
-    // (every excess batch when now is time_point::max()) and returns them as one list of batch
-    // nodes linked through `older`.
-    free_block* unlink_expired(std::size_t c, steady::time_point now) noexcept {
+    // (every excess batch when now is time_point::max()) and prepends them to `released`, a list
+    // of batch nodes linked through `older`.
+    void unlink_expired(std::size_t c, steady::time_point now, free_block*& released) noexcept {
         class_list& list = m_lists[c];
-        batch_node* released = nullptr;
         while (list.batches > k_resident_batches &&
                (now == steady::time_point::max() || list.oldest->pooled_at + k_decay <= now)) {
             batch_node* node = list.oldest;
             list.oldest = node->newer;
             list.oldest->older = nullptr; // batches > resident >= 1 remain: never null
             --list.batches;
-            node->older = released;
-            released = node;
+            node->older = reinterpret_cast<batch_node*>(released);
+            released = reinterpret_cast<free_block*>(node);
         }
-        return reinterpret_cast<free_block*>(released);
-    }
-
-    static free_block* splice(free_block* a, free_block* b) noexcept {
-        if (a == nullptr)
-            return b;
-        auto* last = reinterpret_cast<batch_node*>(a);
-        while (last->older != nullptr)
-            last = last->older;
-        last->older = reinterpret_cast<batch_node*>(b);
-        return a;
     }
 
     // Outside m_mutex: frees every block of every batch in the list.

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <thread>
 
+#include <forkjoin/detail/cpu_relax.hpp>
 #include <forkjoin/scheduler.hpp>
 
 namespace fj::detail {
@@ -39,13 +40,7 @@ constexpr std::uint32_t k_injection_period = 61;
 // central pool's decay is 3 s, so memory goes back within 4 s of its last use; block_cache.hpp).
 constexpr std::chrono::milliseconds k_idle_block_release_period{1000};
 
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-}
+using detail::cpu_relax;
 
 // Waiting with nothing to run: pause briefly, then give the CPU to other threads.
 void back_off(unsigned idle_rounds) {
@@ -202,8 +197,8 @@ detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
         if (w.m_trace != nullptr) [[unlikely]]
             w.m_trace->record(detail::trace_kind::sleep_begin);
         if (timed_sleep)
-            (void)m_sleep.commit_wait_until(key, std::chrono::steady_clock::now() +
-                                                     k_idle_block_release_period);
+            m_sleep.commit_wait_until(key, std::chrono::steady_clock::now() +
+                                               k_idle_block_release_period);
         else
             m_sleep.commit_wait(key);
         w.m_stats.wakeups.bump();
@@ -251,8 +246,8 @@ void scheduler::help_until(detail::function_ref<bool()> done) {
         run_own_until(done))
         return; // our own children first, as without fibers
     // On a worker: yield-park until done (docs/design.md#parking): the waiting task steps aside
-    // on its fiber and re-checks after the worker has run what else there is, so nothing runs on
-    // top of its frame. Where parking is not allowed, help while waiting instead.
+    // on its fiber and its worker resumes it to re-check after running `patience` other tasks,
+    // so nothing runs on top of its frame. Where parking is not allowed, help while waiting.
     // Patience doubles with every failed re-check, up to 64 tasks: a wait that turns true soon is
     // seen after about one task; a long one costs a park per 64 tasks run, not one per task.
     for (std::uint32_t patience = 1; !done();

@@ -30,6 +30,8 @@ public:
     static constexpr std::size_t k_class_count = 4; // 64, 128, 256, 512 bytes
     static constexpr std::uint32_t k_batch = 256;   // blocks moved per central-pool transfer
     static constexpr std::uint32_t k_max_cached_per_class = 4 * k_batch;
+    // Batches per class the central pool keeps for good (beyond them, excess decays: see above).
+    static constexpr std::size_t k_central_resident_batches = 256;
 
     block_cache() noexcept = default;
     block_cache(const block_cache&) = delete;

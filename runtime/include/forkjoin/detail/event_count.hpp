@@ -46,33 +46,18 @@ public:
 
     // Blocks until a notify after the prepare_wait() that returned `k`.
     void commit_wait(key k) {
-        const std::uint64_t epoch = k >> k_epoch_shift;
-        {
-            std::unique_lock lock(m_mutex);
-            // The epoch is re-read under the mutex, and notifiers bump it before taking the mutex,
-            // so a notify cannot slip between this check and the wait.
-            while ((m_state.load(std::memory_order_acquire) >> k_epoch_shift) == epoch)
-                m_cv.wait(lock);
-        }
-        m_state.fetch_sub(k_one_waiter, std::memory_order_relaxed);
+        wait_for_new_epoch(k, [this](std::unique_lock<std::mutex>& lock) {
+            m_cv.wait(lock);
+            return true;
+        });
     }
 
-    // As commit_wait(), but returns at `deadline` even without a notify (false then). The caller
-    // treats a timeout like a wake-up with nothing to do: it re-checks and may wait again.
-    bool commit_wait_until(key k, std::chrono::steady_clock::time_point deadline) {
-        const std::uint64_t epoch = k >> k_epoch_shift;
-        bool notified = true;
-        {
-            std::unique_lock lock(m_mutex);
-            while ((m_state.load(std::memory_order_acquire) >> k_epoch_shift) == epoch) {
-                if (m_cv.wait_until(lock, deadline) == std::cv_status::timeout) {
-                    notified = (m_state.load(std::memory_order_acquire) >> k_epoch_shift) != epoch;
-                    break;
-                }
-            }
-        }
-        m_state.fetch_sub(k_one_waiter, std::memory_order_relaxed);
-        return notified;
+    // As commit_wait(), but also returns at `deadline` without a notify. The caller treats that
+    // like a wake-up with nothing to do: it re-checks and may wait again.
+    void commit_wait_until(key k, std::chrono::steady_clock::time_point deadline) {
+        wait_for_new_epoch(k, [this, deadline](std::unique_lock<std::mutex>& lock) {
+            return m_cv.wait_until(lock, deadline) == std::cv_status::no_timeout;
+        });
     }
 
     // True when some thread is between prepare_wait() and commit/cancel. seq_cst: the producer's
@@ -87,6 +72,22 @@ public:
     void notify_all() noexcept { notify(true); }
 
 private:
+    // Blocks in `wait_once(lock)` until the epoch moves past the one prepare_wait() returned in
+    // `k`, or wait_once returns false (a timeout); then leaves the waiter count.
+    template <class WaitOnce>
+    void wait_for_new_epoch(key k, WaitOnce wait_once) {
+        const std::uint64_t epoch = k >> k_epoch_shift;
+        {
+            std::unique_lock lock(m_mutex);
+            // The epoch is re-read under the mutex, and notifiers bump it before taking the mutex,
+            // so a notify cannot slip between this check and the wait.
+            while ((m_state.load(std::memory_order_acquire) >> k_epoch_shift) == epoch)
+                if (!wait_once(lock))
+                    break;
+        }
+        m_state.fetch_sub(k_one_waiter, std::memory_order_relaxed);
+    }
+
     void notify(bool all) noexcept {
         if (!has_waiters())
             return; // the fast path: one load, no syscall

@@ -23,6 +23,8 @@
 //            empty: see empty_hint().
 #pragma once
 
+#include "cpu_relax.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <thread>
@@ -145,7 +147,7 @@ private:
                     // The holder's critical section is a few loads and stores; if it takes
                     // longer, the holder was preempted: let it run instead of burning its core.
                     if (++spins < 64)
-                        pause();
+                        cpu_relax();
                     else
                         std::this_thread::yield();
                 }
@@ -159,30 +161,19 @@ private:
         bool owns() const noexcept { return m_owns; }
 
     private:
-        static void pause() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#elif defined(__aarch64__)
-            asm volatile("yield");
-#endif
-        }
         std::atomic<bool>& m_busy;
         bool m_owns;
     };
 
     static constexpr std::uintptr_t k_closed = 1;
-    static std::uintptr_t address(Node* n) noexcept {
-        return reinterpret_cast<std::uintptr_t>(n);
-    }
+    static std::uintptr_t address(Node* n) noexcept { return reinterpret_cast<std::uintptr_t>(n); }
     static Node* node_at(std::uintptr_t word) noexcept {
         return reinterpret_cast<Node*>(word & ~k_closed);
     }
 
     // Written by the consumer-flag holder; read without it only by empty_hint(). release: a hint
     // reader that sees the new head sees the links that led to it.
-    void set_head(Node* n) noexcept {
-        m_head.store(n, std::memory_order_release);
-    }
+    void set_head(Node* n) noexcept { m_head.store(n, std::memory_order_release); }
 
     Node m_stub{};
     std::atomic<std::uintptr_t> m_tail{address(&m_stub)};

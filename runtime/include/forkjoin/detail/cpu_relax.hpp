@@ -1,0 +1,15 @@
+// A spin-wait hint: tells the core that the caller is busy-waiting (frees pipeline resources for
+// a sibling hyperthread, and saves power), for every spin loop in the runtime.
+#pragma once
+
+namespace fj::detail {
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+}
+
+} // namespace fj::detail
