@@ -74,16 +74,25 @@ TEST_P(profile_modes, flat_parallel_for_has_parallelism_near_the_chunk_count) {
     fj_test::watchdog dog(fj_test::current_test_name());
     fj::scheduler pool(options(2));
     constexpr int k_chunks = 16;
-    const fj::profile_report r = fj::profile(pool, [&] {
-        fj::parallel_for(fj::blocked_range<int>{0, k_chunks, 1},
-                         [](fj::blocked_range<int>) { spin_for(1ms); });
-    });
-    EXPECT_GE(r.work, k_chunks * 1ms);
-    EXPECT_GE(r.span, 1ms);
-    // Span = one body plus the splitting above it, so a little under k_chunks.
-    EXPECT_LE(r.parallelism(), k_chunks * 1.01) << r;
-    EXPECT_GE(r.parallelism(), k_chunks * 0.5) << r;
-    EXPECT_GE(r.tasks, static_cast<std::uint64_t>(k_chunks)); // every leaf was a measured branch
+    // The best of a few runs: a strand's CPU time only ever grows by noise (first touches of
+    // stack pages, under TSan of their shadow too; a loaded host), and one stretched leaf
+    // stretches the whole span. CI saw a span of 2.6 ms for 1 ms bodies once.
+    fj::profile_report best;
+    for (int run = 0; run < 5; ++run) {
+        const fj::profile_report r = fj::profile(pool, [&] {
+            fj::parallel_for(fj::blocked_range<int>{0, k_chunks, 1},
+                             [](fj::blocked_range<int>) { spin_for(1ms); });
+        });
+        EXPECT_GE(r.work, k_chunks * 1ms) << r;
+        EXPECT_GE(r.span, 1ms) << r;
+        // Span = one body plus the splitting above it, so a little under k_chunks; noise in
+        // one leaf adds as much to the span as to the work, so it never pushes this up.
+        EXPECT_LE(r.parallelism(), k_chunks * 1.01) << r;
+        EXPECT_GE(r.tasks, static_cast<std::uint64_t>(k_chunks)); // every leaf a measured branch
+        if (run == 0 || r.span < best.span)
+            best = r;
+    }
+    EXPECT_GE(best.parallelism(), k_chunks * 0.5) << best;
 }
 
 // The best (smallest span) of a few runs: timing noise (cache misses) only ever adds.
