@@ -183,17 +183,21 @@ TEST_P(composition_test, cancel_fails_once_the_task_started_or_finished) {
 }
 
 TEST_P(composition_test, cancel_races_with_start_exactly_one_wins) {
+    std::atomic<std::size_t> total_runs{0}; // outlives the pool: a skipped task never touches it
+    std::size_t not_cancelled = 0;
     fj::scheduler pool(workers());
     for (std::size_t round = 0; round < scaled(20000); ++round) {
         std::atomic<int> ran{0};
         auto f = pool.submit([&] {
             ++ran;
+            ++total_runs;
             return 1;
         });
         const bool cancelled = f.cancel();
         if (cancelled) {
             EXPECT_THROW(f.get(), fj::task_cancelled);
         } else {
+            ++not_cancelled;
             EXPECT_EQ(get_or(f, -1), 1);
         }
         ASSERT_TRUE(spin_until([&] { return cancelled || ran.load() == 1; }));
@@ -202,6 +206,9 @@ TEST_P(composition_test, cancel_races_with_start_exactly_one_wins) {
             ASSERT_EQ(ran.load(), 0) << "round " << round;
         }
     }
+    // Every queued task has been run or skipped by now: exactly the uncancelled ones ran.
+    pool.shutdown();
+    EXPECT_EQ(total_runs.load(), not_cancelled);
 }
 
 TEST_P(composition_test, when_all_collects_every_input) {

@@ -7,6 +7,9 @@
 #include <forkjoin/detail/asymmetric_barrier.hpp>
 
 namespace fj::detail {
+
+std::atomic<bool> g_asymmetric_barrier_registered{false};
+
 namespace {
 
 bool register_membarrier() noexcept {
@@ -34,7 +37,11 @@ bool register_membarrier() noexcept {
 } // namespace
 
 bool asymmetric_barrier_available() noexcept {
-    static const bool available = register_membarrier(); // thread-safe static init, once
+    static const bool available = [] { // thread-safe static init, once
+        const bool registered = register_membarrier();
+        g_asymmetric_barrier_registered.store(registered, std::memory_order_relaxed);
+        return registered;
+    }();
     return available;
 }
 

@@ -1,4 +1,5 @@
-// An asymmetric StoreLoad barrier pair (Linux membarrier(2)), for the sleep protocol.
+// An asymmetric StoreLoad barrier pair (Linux membarrier(2)), for the sleep protocol and for
+// the race between starting a task and cancelling it (completion.hpp).
 //
 // The sleep protocol is a Dekker pair: a worker pushing work must not miss a worker that is going
 // to sleep, and the sleeper must not miss the work (docs/design.md#sleep). The textbook form puts a
@@ -21,8 +22,20 @@
 
 namespace fj::detail {
 
-// True when heavy_barrier() works (registered with the kernel on first call).
+// True when heavy_barrier() works (registered with the kernel on first call; every scheduler's
+// constructor makes that call).
 bool asymmetric_barrier_available() noexcept;
+
+// Set once, when asymmetric_barrier_available() has registered: from then on it returns true.
+// For hot paths that skip their hardware barrier only when the other side will pay for it; one
+// that reads false uses the symmetric formulation, which is correct against either other side.
+extern std::atomic<bool> g_asymmetric_barrier_registered;
+
+inline bool asymmetric_barrier_registered() noexcept {
+    // relaxed: true implies the registration is complete (it is stored after it, and the other
+    // side calls asymmetric_barrier_available(), which waits for the one-time initialisation).
+    return g_asymmetric_barrier_registered.load(std::memory_order_relaxed);
+}
 
 // The sleeper's side: a full barrier on every CPU running a thread of this process.
 void heavy_barrier() noexcept;

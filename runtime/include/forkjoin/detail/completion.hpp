@@ -1,25 +1,35 @@
 // The completion word shared by a task and the one consumer that waits for it (a future, a join,
 // a continuation, or a when_all / when_any).
 //
-// m_word holds four flags and, in the remaining bits, the address of at most one registered
+// m_word holds three flags and, in the remaining bits, the address of at most one registered
 // waiter:
 //   k_done       set once by the producer (the thread that ran the task), after the result is
 //                stored;
 //   k_detached   set once by the consumer when it gives up its interest (a future dropped unread);
-//   k_started    set by the producer when it claims the task to run it (try_start);
-//   k_cancelled  set by the consumer's cancel() if the task had not started; the producer then
-//                skips it and stores fj::task_cancelled instead;
+//   k_cancelled  set by the consumer's cancel(); the producer, if it sees it when it claims the
+//                task, skips it and stores fj::task_cancelled instead;
 //   waiter*      a record on the waiting side (a stack record, a continuation), woken by the
 //                producer.
 // Whoever sets the second of {k_done, k_detached} frees the shared state. After finish() the
 // producer touches neither the state nor the waiter record again, except to call wake() on the
 // record, and the waiter does not leave until that call has signalled it (completion is the last
 // touch: docs/design.md#completion).
+//
+// m_start is the producer's own byte: not started, claiming, running or skipped. The race between
+// try_start() and cancel() is a Dekker pair over the two words (docs/design.md#cancel): each side
+// stores its flag, then reads the other's. Starting happens on every task and cancelling almost
+// never, so the StoreLoad barrier the pair needs is asymmetric (asymmetric_barrier.hpp): the
+// producer's side is a compiler barrier, cancel() pays a membarrier(2). Without it (TSan builds,
+// old kernels) both sides use seq_cst, which is the previous cost: one locked instruction.
 #pragma once
+
+#include "asymmetric_barrier.hpp"
+#include "cpu_relax.hpp"
 
 #include <atomic>
 #include <cassert>
 #include <cstdint>
+#include <thread>
 
 namespace fj::detail {
 
@@ -43,27 +53,63 @@ public:
         return (m_word.load(std::memory_order_acquire) & (k_done | k_cancelled)) == k_cancelled;
     }
 
-    // Producer, before running the task: claims it unless the consumer cancelled it first. One
-    // RMW decides the race with cancel(). relaxed: the two sides only need a single winner; no
-    // data is published through the flags (the result goes through finish()).
+    // Producer, before running the task: claims it unless the consumer cancelled it first.
+    // Stores "claiming", then reads k_cancelled, then publishes its decision in m_start; cancel()
+    // does the mirror image, so at least one side sees the other (Dekker), and a cancel() that sees
+    // "claiming" waits for the decision. relaxed on the asymmetric path: the order is the
+    // compiler's (light_barrier) and the kernel's (cancel()'s heavy_barrier); no data is published
+    // through these flags (the result goes through finish()).
     [[nodiscard]] bool try_start() noexcept {
-        std::uintptr_t old = 0; // the usual word: no waiter, no flags
-        while (!m_word.compare_exchange_weak(old, old | k_started, std::memory_order_relaxed,
-                                             std::memory_order_relaxed))
-            if (old & k_cancelled)
-                return false;
-        return true;
+        std::uintptr_t word;
+        if (asymmetric_barrier_registered()) [[likely]] {
+            m_start.store(k_claiming, std::memory_order_relaxed);
+            light_barrier();
+            word = m_word.load(std::memory_order_relaxed);
+        } else {
+            // seq_cst store then seq_cst load, mirrored in cancel(): the store-buffering
+            // outcome (neither sees the other) is forbidden.
+            m_start.store(k_claiming, std::memory_order_seq_cst);
+            word = m_word.load(std::memory_order_seq_cst);
+        }
+        const bool run = (word & k_cancelled) == 0;
+        m_start.store(run ? k_running : k_skipped, std::memory_order_relaxed);
+        return run;
     }
 
-    // Consumer: cancels the task if it has not started (nor finished). See try_start().
+    // Consumer: cancels the task if it has not started (nor finished). See try_start(). Costs a
+    // membarrier(2) when it gets as far as the race (a few µs): cancelling is rare.
     [[nodiscard]] bool cancel() noexcept {
+        if (m_start.load(std::memory_order_relaxed) != k_not_started)
+            return false; // claimed before our request existed: it will run
         std::uintptr_t old = m_word.load(std::memory_order_relaxed);
         do {
-            if (old & (k_started | k_done | k_cancelled))
+            if (old & (k_done | k_cancelled))
                 return false;
-        } while (!m_word.compare_exchange_weak(old, old | k_cancelled, std::memory_order_relaxed,
+            // seq_cst: our Dekker half's store (on x86 the CAS is also the full barrier).
+        } while (!m_word.compare_exchange_weak(old, old | k_cancelled, std::memory_order_seq_cst,
                                                std::memory_order_relaxed));
-        return true;
+        // Asymmetric producers only order their store before their load by the compiler: make
+        // every CPU running one of our threads execute a full barrier. After it, either the
+        // producer's "claiming" is visible here, or its later load of m_word sees k_cancelled.
+        // Checked per call (not a cached flag): a producer that read the flag as set implies the
+        // registration is complete, and then this call returns true too.
+        if (asymmetric_barrier_available())
+            heavy_barrier();
+        for (unsigned spins = 0;; ++spins) {
+            switch (m_start.load(std::memory_order_seq_cst)) {
+            case k_not_started: // the producer will see k_cancelled when it claims
+            case k_skipped:
+                return true;
+            case k_running: // it claimed before seeing our flag: withdraw the request
+                m_word.fetch_and(~k_cancelled, std::memory_order_relaxed);
+                return false;
+            default: // claiming: its decision is a load and a store away
+                if (spins < 64)
+                    cpu_relax();
+                else
+                    std::this_thread::yield(); // unless it was preempted in between
+            }
+        }
     }
 
     // Producer, once, after storing the result. Returns true if the consumer had detached, in which
@@ -124,15 +170,21 @@ public:
 private:
     static constexpr std::uintptr_t k_done = 1;
     static constexpr std::uintptr_t k_detached = 2;
-    static constexpr std::uintptr_t k_started = 4;
     static constexpr std::uintptr_t k_cancelled = 8;
     static constexpr std::uintptr_t k_flags = 15; // waiter records are 16-aligned
+
+    // m_start's values.
+    static constexpr std::uint8_t k_not_started = 0;
+    static constexpr std::uint8_t k_claiming = 1;
+    static constexpr std::uint8_t k_running = 2;
+    static constexpr std::uint8_t k_skipped = 3;
 
     static waiter* waiter_of(std::uintptr_t word) noexcept {
         return reinterpret_cast<waiter*>(word & ~k_flags);
     }
 
     std::atomic<std::uintptr_t> m_word{0};
+    std::atomic<std::uint8_t> m_start{k_not_started}; // written by the producer only
 };
 
 } // namespace fj::detail
