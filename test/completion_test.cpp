@@ -19,6 +19,7 @@
 namespace {
 
 using fj::detail::completion;
+using fj::detail::start_flag;
 
 class completion_test : public fj_test::guarded_test {
 protected:
@@ -28,24 +29,26 @@ protected:
 
 TEST_F(completion_test, cancel_before_start_wins_and_the_task_is_skipped) {
     completion c;
+    start_flag start;
     EXPECT_FALSE(c.is_ready());
-    EXPECT_TRUE(c.cancel());
+    EXPECT_TRUE(c.cancel(start));
     EXPECT_TRUE(c.is_ready()); // ready at once, although the task is still queued
     EXPECT_TRUE(c.is_cancelled());
-    EXPECT_FALSE(c.cancel());    // a second cancel changes nothing
-    EXPECT_FALSE(c.try_start()); // the producer skips it
-    EXPECT_FALSE(c.finish());    // (it stores task_cancelled and finishes as usual)
+    EXPECT_FALSE(c.cancel(start));    // a second cancel changes nothing
+    EXPECT_FALSE(c.try_start(start)); // the producer skips it
+    EXPECT_FALSE(c.finish());         // (it stores task_cancelled and finishes as usual)
     EXPECT_TRUE(c.is_done());
     EXPECT_TRUE(c.detach()); // the consumer is second: it frees
 }
 
 TEST_F(completion_test, cancel_after_start_or_finish_fails_and_changes_nothing) {
     completion c;
-    EXPECT_TRUE(c.try_start());
-    EXPECT_FALSE(c.cancel());
+    start_flag start;
+    EXPECT_TRUE(c.try_start(start));
+    EXPECT_FALSE(c.cancel(start));
     EXPECT_FALSE(c.is_ready());
     EXPECT_FALSE(c.finish());
-    EXPECT_FALSE(c.cancel());
+    EXPECT_FALSE(c.cancel(start));
     EXPECT_TRUE(c.is_done());
     EXPECT_FALSE(c.is_cancelled());
     EXPECT_TRUE(c.detach());
@@ -57,6 +60,7 @@ TEST_F(completion_test, cancel_after_start_or_finish_fails_and_changes_nothing) 
 TEST_F(completion_test, start_and_cancel_race_has_exactly_one_winner) {
     const std::size_t rounds = fj_test::scaled(20000);
     auto words = std::make_unique<completion[]>(rounds);
+    auto starts = std::make_unique<start_flag[]>(rounds);
     std::vector<char> started(rounds), cancelled(rounds);
     std::barrier sync(2);
     auto spin = [](unsigned n) {
@@ -68,14 +72,14 @@ TEST_F(completion_test, start_and_cancel_race_has_exactly_one_winner) {
         for (std::size_t r = 0; r < rounds; ++r) {
             sync.arrive_and_wait();
             spin(rng() % 64);
-            started[r] = words[r].try_start();
+            started[r] = words[r].try_start(starts[r]);
         }
     });
     std::minstd_rand rng(2);
     for (std::size_t r = 0; r < rounds; ++r) {
         sync.arrive_and_wait();
         spin(rng() % 64);
-        cancelled[r] = words[r].cancel();
+        cancelled[r] = words[r].cancel(starts[r]);
     }
     producer.join();
     std::size_t cancels_won = 0;

@@ -62,7 +62,7 @@ private:
           m_records(std::make_unique<record[]>(m_count)), m_refs(m_count + 1),
           m_gate(m_count == 0 ? 1 : 2) {
         this->m_destroy = &destroy_impl;
-        (void)this->m_completion.try_start(); // running from now on: not cancellable
+        (void)this->m_completion.try_start(this->m_start); // running from now on: not cancellable
         if (m_count == 0)
             m_index = static_cast<std::size_t>(-1);
     }

@@ -65,7 +65,7 @@ public:
     // True if the task had not started: it never will, and get() throws fj::task_cancelled.
     bool cancel() {
         check();
-        return m_state->m_completion.cancel();
+        return m_state->m_completion.cancel(m_state->m_start);
     }
 
     template <class F>

@@ -15,8 +15,10 @@
 // record, and the waiter does not leave until that call has signalled it (completion is the last
 // touch: docs/design.md#completion).
 //
-// m_start is the producer's own byte: not started, claiming, running or skipped. The race between
-// try_start() and cancel() is a Dekker pair over the two words (docs/design.md#cancel): each side
+// A start_flag is the producer's own byte: not started, claiming, running or skipped. It lives
+// outside the completion (future_state puts it in the result slot's tail padding, so a task with
+// a small callable still fits a 64-byte block). The race between try_start() and cancel() is a
+// Dekker pair over the word and the byte (docs/design.md#cancel): each side
 // stores its flag, then reads the other's. Starting happens on every task and cancelling almost
 // never, so the StoreLoad barrier the pair needs is asymmetric (asymmetric_barrier.hpp): the
 // producer's side is a compiler barrier, cancel() pays a membarrier(2). Without it (TSan builds,
@@ -32,6 +34,16 @@
 #include <thread>
 
 namespace fj::detail {
+
+// Whether the producer has claimed the task (see try_start()); written by the producer only.
+class start_flag {
+    friend class completion;
+    static constexpr std::uint8_t k_not_started = 0;
+    static constexpr std::uint8_t k_claiming = 1;
+    static constexpr std::uint8_t k_running = 2;
+    static constexpr std::uint8_t k_skipped = 3;
+    std::atomic<std::uint8_t> m_state{k_not_started};
+};
 
 // A registered waiter. wake() runs on the producer's thread and is the last access to the record.
 struct alignas(16) waiter { // 16: four flag bits below the address
@@ -54,32 +66,33 @@ public:
     }
 
     // Producer, before running the task: claims it unless the consumer cancelled it first.
-    // Stores "claiming", then reads k_cancelled, then publishes its decision in m_start; cancel()
+    // Stores "claiming", then reads k_cancelled, then publishes its decision in `start`; cancel()
     // does the mirror image, so at least one side sees the other (Dekker), and a cancel() that sees
     // "claiming" waits for the decision. relaxed on the asymmetric path: the order is the
     // compiler's (light_barrier) and the kernel's (cancel()'s heavy_barrier); no data is published
     // through these flags (the result goes through finish()).
-    [[nodiscard]] bool try_start() noexcept {
+    [[nodiscard]] bool try_start(start_flag& start) noexcept {
         std::uintptr_t word;
         if (asymmetric_barrier_registered()) [[likely]] {
-            m_start.store(k_claiming, std::memory_order_relaxed);
+            start.m_state.store(start_flag::k_claiming, std::memory_order_relaxed);
             light_barrier();
             word = m_word.load(std::memory_order_relaxed);
         } else {
             // seq_cst store then seq_cst load, mirrored in cancel(): the store-buffering
             // outcome (neither sees the other) is forbidden.
-            m_start.store(k_claiming, std::memory_order_seq_cst);
+            start.m_state.store(start_flag::k_claiming, std::memory_order_seq_cst);
             word = m_word.load(std::memory_order_seq_cst);
         }
         const bool run = (word & k_cancelled) == 0;
-        m_start.store(run ? k_running : k_skipped, std::memory_order_relaxed);
+        start.m_state.store(run ? start_flag::k_running : start_flag::k_skipped,
+                            std::memory_order_relaxed);
         return run;
     }
 
     // Consumer: cancels the task if it has not started (nor finished). See try_start(). Costs a
     // membarrier(2) when it gets as far as the race (a few µs): cancelling is rare.
-    [[nodiscard]] bool cancel() noexcept {
-        if (m_start.load(std::memory_order_relaxed) != k_not_started)
+    [[nodiscard]] bool cancel(start_flag& start) noexcept {
+        if (start.m_state.load(std::memory_order_relaxed) != start_flag::k_not_started)
             return false; // claimed before our request existed: it will run
         std::uintptr_t old = m_word.load(std::memory_order_relaxed);
         do {
@@ -96,11 +109,11 @@ public:
         if (asymmetric_barrier_available())
             heavy_barrier();
         for (unsigned spins = 0;; ++spins) {
-            switch (m_start.load(std::memory_order_seq_cst)) {
-            case k_not_started: // the producer will see k_cancelled when it claims
-            case k_skipped:
+            switch (start.m_state.load(std::memory_order_seq_cst)) {
+            case start_flag::k_not_started: // the producer will see k_cancelled when it claims
+            case start_flag::k_skipped:
                 return true;
-            case k_running: // it claimed before seeing our flag: withdraw the request
+            case start_flag::k_running: // it claimed before seeing our flag: withdraw the request
                 m_word.fetch_and(~k_cancelled, std::memory_order_relaxed);
                 return false;
             default: // claiming: its decision is a load and a store away
@@ -173,18 +186,11 @@ private:
     static constexpr std::uintptr_t k_cancelled = 8;
     static constexpr std::uintptr_t k_flags = 15; // waiter records are 16-aligned
 
-    // m_start's values.
-    static constexpr std::uint8_t k_not_started = 0;
-    static constexpr std::uint8_t k_claiming = 1;
-    static constexpr std::uint8_t k_running = 2;
-    static constexpr std::uint8_t k_skipped = 3;
-
     static waiter* waiter_of(std::uintptr_t word) noexcept {
         return reinterpret_cast<waiter*>(word & ~k_flags);
     }
 
     std::atomic<std::uintptr_t> m_word{0};
-    std::atomic<std::uint8_t> m_start{k_not_started}; // written by the producer only
 };
 
 } // namespace fj::detail

@@ -20,7 +20,10 @@ struct future_state {
     using destroy_fn = void (*)(future_state*) noexcept;
 
     completion m_completion;
-    result_slot<T> m_result;
+    // no_unique_address: m_start may sit in the slot's tail padding (after its one-byte tag), so
+    // the state stays 40 bytes and a task with a callable of up to 8 bytes fits 64.
+    [[no_unique_address]] result_slot<T> m_result;
+    start_flag m_start;
     destroy_fn m_destroy = nullptr;
     // The id of the scheduler that runs (ran) the task, 0 if none is known. Written before the
     // task is queued (or, for when_all / when_any, before finish()), read by then() only once the
@@ -30,6 +33,8 @@ struct future_state {
 
     void destroy() noexcept { m_destroy(this); }
 };
+static_assert(sizeof(future_state<long>) == 40 && sizeof(future_state<void>) <= 40,
+              "the start flag no longer fits the result slot's padding: small tasks grow a class");
 
 // The callable's result type when called once as an lvalue (how the task calls it).
 template <class F>
@@ -89,7 +94,7 @@ private:
     static void run_impl(task* t) noexcept {
         auto* self = static_cast<fork_task*>(t);
         // The claim decides the race with future::cancel(): exactly one of them wins.
-        if (self->m_completion.try_start()) [[likely]]
+        if (self->m_completion.try_start(self->m_start)) [[likely]]
             self->m_result.run(self->m_fn);
         else
             self->m_result.set_error(task_cancelled_error());
