@@ -385,6 +385,28 @@ void workload_part(loop_workload w, options const& o, json_writer& json) {
             ";  T/X = T_row / T_X (< 1: the row is faster than X, which ran with %d threads)",
             kmax);
     std::printf("\n");
+    // Paired ratios: within one round every row ran once, minutes apart at most, so the ratio of
+    // two rows in the same round is free of the slow drifts that move whole rounds; their median
+    // over the rounds is a steadier estimate than the ratio of the two columns' medians.
+    if (!refs.empty()) {
+        std::printf("%-12s %7s %21s", "paired", "workers", "");
+        for (std::size_t r : refs)
+            std::printf(" %14s", ("T/" + configs[r].name).c_str());
+        std::printf("\n");
+        for (auto const& c : configs) {
+            if (c.workers == 0)
+                continue;
+            std::printf("%-12s %7d %21s", c.name.c_str(), c.workers, "");
+            for (std::size_t r : refs) {
+                std::vector<double> ratio;
+                for (std::size_t i = 0; i < c.seconds.size(); ++i)
+                    ratio.push_back(c.seconds[i] / configs[r].seconds[i]);
+                std::printf(" %14s", fmt("%.3f", median(ratio)).c_str());
+            }
+            std::printf("\n");
+        }
+        std::printf("paired T/X = median over the rounds of T_row / T_X in the same round\n");
+    }
     std::vector<std::string> seen;
     for (auto const& c : configs) {
         if (std::find(seen.begin(), seen.end(), c.name) != seen.end())
