@@ -61,8 +61,13 @@ inline constexpr std::string_view workload_name(loop_workload w) {
 
 // ---- Bodies ---------------------------------------------------------------------------------
 
-// bbp_digits: one position per index.
-inline void bbp_digit_body(std::uint64_t i, std::uint8_t* out) {
+// bbp_digits: one position per index. noinline: every runtime calls this one out-of-line copy, so
+// all of them run the same machine code for the digit. Left inline, each competitor's translation
+// unit compiled its own: oneTBB's and OpenMP's inlined the whole digit into their loops, forkjoin's
+// and the serial one called an out-of-line bbp::frac_series, and the tables compared the inliner's
+// choices along with the runtimes (docs/performance.md#loops). A call costs nanoseconds; a digit
+// costs 0.3-1.2 ms.
+[[gnu::noinline]] inline void bbp_digit_body(std::uint64_t i, std::uint8_t* out) {
     out[i] = static_cast<std::uint8_t>(bbp::hex_digit_of_pi(i));
 }
 
