@@ -302,6 +302,34 @@ TEST(parking_DeathTest, a_fiber_stack_overflow_is_named) {
         "stack overflow in a task");
 }
 
+// With parking off a task runs on its worker thread's own stack (scheduler_options::
+// worker_stack_size); overflowing that is named the same way: the thread's stack end is
+// registered beside the fiber stacks' guards.
+TEST(parking_DeathTest, a_worker_thread_stack_overflow_is_named) {
+    if (fj_test::k_sanitized)
+        GTEST_SKIP() << "the sanitizers own SIGSEGV and the alternate signal stack";
+    ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+    EXPECT_DEATH(
+        {
+            fj::scheduler_options options;
+            options.workers = 1;
+            options.park_waiting_tasks = false;
+            options.worker_stack_size = std::size_t{1} << 20;
+            fj::scheduler pool(options);
+            struct deep {
+                static long down(long n, volatile char* previous) {
+                    volatile char frame[512];
+                    frame[0] = static_cast<char>(n);
+                    frame[511] = previous != nullptr ? previous[0] : 0;
+                    return n == 0 ? frame[511] : down(n - 1, frame) + frame[0];
+                }
+            };
+            auto f = pool.submit([] { return deep::down(1L << 30, nullptr); });
+            (void)f.get();
+        },
+        "stack overflow in a task");
+}
+
 } // namespace
 
 namespace {

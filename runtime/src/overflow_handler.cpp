@@ -1,4 +1,4 @@
-// The fiber-stack overflow diagnosis: see overflow_handler.hpp.
+// The task-stack overflow diagnosis: see overflow_handler.hpp.
 #include "overflow_handler.hpp"
 
 #include "fiber_switch.hpp" // FJ_ASAN / FJ_TSAN
@@ -27,9 +27,9 @@ void on_segv(int, siginfo_t* info, void*) {
     // Async-signal-safe only: a lock-free registry lookup and write(2).
     if (address_in_stack_guard(info->si_addr)) {
         static const char message[] =
-            "fj: stack overflow in a task: it ran past the end of its fiber stack and hit the "
-            "guard page. Raise scheduler_options::fiber_stack_size, or make the recursion "
-            "shallower.\n";
+            "fj: stack overflow in a task: it ran past the end of its stack and hit the guard "
+            "page. Raise scheduler_options::fiber_stack_size (tasks run on fiber stacks), or "
+            "worker_stack_size when parking is off, or make the recursion shallower.\n";
         (void)!write(STDERR_FILENO, message, sizeof message - 1);
     }
     // Hand the fault back: returning re-runs the faulting access under the previous action.

@@ -1,11 +1,12 @@
-// A task that overflows its fiber stack hits the stack's guard: a SIGSEGV like any other, which
-// tells the user nothing. This handler recognises a fault in a guard (stack_pool.hpp's registry)
-// and says "stack overflow in a task" and what to do, then lets the fault take its course (the
-// previous handler, or the default action: the process dies with SIGSEGV).
+// A task that overflows its stack hits the stack's guard: a SIGSEGV like any other, which tells
+// the user nothing. This handler recognises a fault in a guard (stack_pool.hpp's registry: the
+// fiber stacks' guards, and the end of every worker thread's own stack, where tasks run with
+// parking off) and says "stack overflow in a task" and what to do, then lets the fault take its
+// course (the previous handler, or the default action: the process dies with SIGSEGV).
 //
 // It runs on an alternate signal stack (the overflowing stack has no room left), one per worker
-// thread. Not installed in sanitizer builds: ASan and TSan own SIGSEGV and the alternate stack
-// (fibers study §4.3).
+// thread (worker_main). Not installed in sanitizer builds: ASan and TSan own SIGSEGV and the
+// alternate stack (fibers study §4.3).
 #pragma once
 
 namespace fj::detail {

@@ -25,7 +25,6 @@
 #include "parking.hpp"
 
 #include "fiber_switch.hpp"
-#include "overflow_handler.hpp"
 #include "stack_pool.hpp"
 #include "trace_buffer.hpp"
 
@@ -160,7 +159,6 @@ std::unique_ptr<parking_lot, parking_lot_deleter> make_parking_lot(const schedul
         return nullptr;
     const std::size_t cap =
         options.max_parked_tasks != 0 ? options.max_parked_tasks : default_parking_cap();
-    install_overflow_handler();
     return std::unique_ptr<parking_lot, parking_lot_deleter>(
         new parking_lot(options.fiber_stack_size, cap, workers));
 }
@@ -247,7 +245,6 @@ struct fiber_runtime {
     // the worker then runs its loop on its own stack, and its tasks never park.
     static bool run_worker(fj::scheduler& s, worker& w) {
         fiber_worker& fw = state_of(s, w);
-        const overflow_signal_stack signal_stack; // for the overflow diagnosis, on this thread
         capture_native_context(fw.native_info);
         fiber_info* info = nullptr;
         ctx::fiber first = try_make_loop_fiber(s, info);

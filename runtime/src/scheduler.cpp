@@ -11,6 +11,7 @@
 //   4. join the threads.
 // Nothing accepted is lost: a submit either got in before the close (and the workers cannot
 // stop before its task ran) or threw.
+#include "overflow_handler.hpp"
 #include "parking.hpp"
 #include "scheduler_registry.hpp"
 #include "system.hpp"
@@ -113,6 +114,7 @@ scheduler::scheduler(const scheduler_options& options) : m_options(options) {
 }
 
 void scheduler::start_workers() {
+    detail::install_overflow_handler(); // names a task's stack overflow (overflow_handler.hpp)
     m_threads = std::make_unique<thread_group>();
     m_threads->threads.reserve(m_worker_count);
     boost::thread::attributes attributes;

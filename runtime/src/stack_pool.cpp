@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <pthread.h>
 #include <stdexcept>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -43,6 +44,8 @@ namespace {
 constexpr std::uintptr_t k_unit = 4096;
 constexpr std::uintptr_t k_unit_mask = k_unit - 1;
 constexpr std::uint32_t k_no_slot = std::numeric_limits<std::uint32_t>::max();
+// How far below a worker thread's stack a fault still counts as its overflow (thread_stack_guard).
+constexpr std::uintptr_t k_guard_window_below = std::uintptr_t{64} << 10;
 
 static_assert(std::atomic<std::uintptr_t>::is_always_lock_free &&
                   std::atomic<std::size_t>::is_always_lock_free,
@@ -168,6 +171,26 @@ void lock_guard_registry() noexcept {
 
 void unlock_guard_registry() noexcept {
     g_registry.unlock();
+}
+
+thread_stack_guard::thread_stack_guard() noexcept : m_slot(k_no_slot) {
+    pthread_attr_t attributes;
+    if (pthread_getattr_np(pthread_self(), &attributes) != 0)
+        return;
+    void* low = nullptr; // the lowest usable address: the thread library's guard lies below it
+    std::size_t size = 0;
+    const bool found = pthread_attr_getstack(&attributes, &low, &size) == 0;
+    pthread_attr_destroy(&attributes);
+    const auto base = reinterpret_cast<std::uintptr_t>(low);
+    if (!found || base % k_unit != 0 || base < k_guard_window_below)
+        return;
+    // From 64 KiB below the stack to the end of its lowest page: a frame that overflows faults
+    // in the thread library's guard (a page by default) or, if large, somewhat below it.
+    m_slot = g_registry.add(base - k_guard_window_below, k_guard_window_below + k_unit);
+}
+
+thread_stack_guard::~thread_stack_guard() {
+    g_registry.remove(m_slot);
 }
 
 // --- stack_pool ----------------------------------------------------------------------------------

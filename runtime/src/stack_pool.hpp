@@ -49,6 +49,22 @@ bool address_in_stack_guard(const void* address) noexcept;
 void lock_guard_registry() noexcept;
 void unlock_guard_registry() noexcept;
 
+// Registers the calling thread's own stack end with the same registry while it lives, so that a
+// task overflowing a worker thread's stack (parking off, or a worker whose loop fiber could not be
+// made) is named too: the lowest usable page and the 64 KiB below it (the thread library's guard
+// and whatever a large frame can jump to). Best effort: registers nothing if the thread's stack
+// cannot be found or the registry is full.
+class thread_stack_guard {
+public:
+    thread_stack_guard() noexcept;
+    ~thread_stack_guard();
+    thread_stack_guard(const thread_stack_guard&) = delete;
+    thread_stack_guard& operator=(const thread_stack_guard&) = delete;
+
+private:
+    std::uint32_t m_slot;
+};
+
 class stack_cache;
 
 // The stacks of one scheduler. allocate() and deallocate() are thread-safe, and a stack may be

@@ -9,7 +9,9 @@
 // Idle workers spin for options().spin_before_sleep, then sleep on the event count
 // (docs/design.md#sleep). The shutdown sequence is in scheduler.cpp and docs/design.md#shutdown.
 #include "fiber_switch.hpp"
+#include "overflow_handler.hpp"
 #include "parking.hpp"
+#include "stack_pool.hpp"
 #include "trace_buffer.hpp"
 
 #include <algorithm>
@@ -212,6 +214,10 @@ detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
 
 void scheduler::worker_main(std::size_t index) {
     detail::worker& w = *m_workers[index];
+    // For the overflow diagnosis (overflow_handler.hpp), in both modes: the handler's stack, and
+    // this thread's own stack end registered beside the fiber stacks' guards.
+    const detail::overflow_signal_stack signal_stack;
+    const detail::thread_stack_guard own_stack_guard;
     detail::context() = {&w, this, nullptr};
     if (m_parking == nullptr || !detail::run_worker_on_fibers(*this, w)) {
         while (detail::task* t = find_work_or_sleep(w))
