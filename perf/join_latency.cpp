@@ -16,6 +16,7 @@
 //   join_latency [--child-ms 50] [--long-ms 2000] [--long-tasks 2] [--rounds 5] [--how get,join]
 //
 // Rounds interleave the two pools (alternating which goes first) and both ways of waiting.
+#include "driver_cli.hpp"
 #include "forkjoin_common.hpp"
 #include "measure.hpp"
 
@@ -24,7 +25,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -33,6 +33,8 @@
 
 namespace {
 
+using fj_perf::driver_cli;
+using fj_perf::split;
 using clock_type = std::chrono::steady_clock;
 using ms = std::chrono::duration<double, std::milli>;
 
@@ -44,49 +46,30 @@ struct options {
     std::vector<std::string> hows{"get", "join"};
 };
 
-[[noreturn]] void usage(const std::string& why) {
-    std::fprintf(stderr,
-                 "join_latency: %s\nusage: join_latency [--child-ms 50] [--long-ms 2000] "
-                 "[--long-tasks 2] [--rounds 5] [--how get,join]\n",
-                 why.c_str());
-    std::exit(2);
-}
-
-int parse_int(const std::string& s, int lo, const char* what) {
-    try {
-        std::size_t used = 0;
-        const int v = std::stoi(s, &used);
-        if (used == s.size() && v >= lo)
-            return v;
-    } catch (const std::exception&) {
-    }
-    usage(std::string(what) + " must be an integer >= " + std::to_string(lo) + ", got '" + s + "'");
-}
-
 options parse(int argc, char** argv) {
+    const driver_cli cli("join_latency",
+                         "[--child-ms 50] [--long-ms 2000] [--long-tasks 2] [--rounds 5] "
+                         "[--how get,join]",
+                         argc, argv);
     options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        if (i + 1 >= argc)
-            usage(arg == "--help" ? "help" : "missing value after " + arg);
-        const std::string val = argv[++i];
-        if (arg == "--child-ms") {
-            o.child_ms = parse_int(val, 1, "--child-ms");
-        } else if (arg == "--long-ms") {
-            o.long_ms = parse_int(val, 1, "--long-ms");
-        } else if (arg == "--long-tasks") {
-            o.long_tasks = parse_int(val, 1, "--long-tasks");
-        } else if (arg == "--rounds") {
-            o.rounds = parse_int(val, 1, "--rounds");
-        } else if (arg == "--how") {
-            o.hows = fj_perf::split(val);
+    cli.for_each_option([&](const std::string& name, const std::string& value) {
+        if (name == "--child-ms") {
+            o.child_ms = cli.integer(value, 1, name);
+        } else if (name == "--long-ms") {
+            o.long_ms = cli.integer(value, 1, name);
+        } else if (name == "--long-tasks") {
+            o.long_tasks = cli.integer(value, 1, name);
+        } else if (name == "--rounds") {
+            o.rounds = cli.integer(value, 1, name);
+        } else if (name == "--how") {
+            o.hows = split(value);
             for (const auto& h : o.hows)
                 if (h != "get" && h != "join")
-                    usage("unknown way of waiting '" + h + "' (get, join)");
+                    cli.fail("unknown way of waiting '" + h + "' (get, join)");
         } else {
-            usage("unknown option " + arg);
+            cli.fail("unknown option " + name);
         }
-    }
+    });
     return o;
 }
 

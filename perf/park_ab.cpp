@@ -9,12 +9,12 @@
 //
 // Prints, per style and worker count: the median time of each pool, the median paired ratio,
 // its smallest and largest value, and how many rounds the parking pool won.
+#include "driver_cli.hpp"
 #include "forkjoin_common.hpp"
 #include "measure.hpp"
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,49 +30,28 @@ struct options {
     std::vector<std::string> styles{"seed", "join"};
 };
 
-[[noreturn]] void usage(const std::string& why) {
-    std::fprintf(stderr,
-                 "park_ab: %s\nusage: park_ab [--n 37] [--rounds 11] [--workers 1,2] "
-                 "[--style seed,join]\n",
-                 why.c_str());
-    std::exit(2);
-}
-
-int parse_int(const std::string& s, int lo, const char* what) {
-    try {
-        std::size_t used = 0;
-        const int v = std::stoi(s, &used);
-        if (used == s.size() && v >= lo)
-            return v;
-    } catch (const std::exception&) {
-    }
-    usage(std::string(what) + " must be an integer >= " + std::to_string(lo) + ", got '" + s + "'");
-}
-
 options parse(int argc, char** argv) {
+    const fj_perf::driver_cli cli(
+        "park_ab", "[--n 37] [--rounds 11] [--workers 1,2] [--style seed,join]", argc, argv);
     options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        if (i + 1 >= argc)
-            usage(arg == "--help" ? "help" : "missing value after " + arg);
-        const std::string val = argv[++i];
-        if (arg == "--n") {
-            o.n = parse_int(val, 2, "--n");
-        } else if (arg == "--rounds") {
-            o.rounds = parse_int(val, 1, "--rounds");
-        } else if (arg == "--workers") {
+    cli.for_each_option([&](const std::string& name, const std::string& value) {
+        if (name == "--n") {
+            o.n = cli.integer(value, 2, name);
+        } else if (name == "--rounds") {
+            o.rounds = cli.integer(value, 1, name);
+        } else if (name == "--workers") {
             o.workers.clear();
-            for (const auto& w : fj_perf::split(val))
-                o.workers.push_back(parse_int(w, 1, "--workers"));
-        } else if (arg == "--style") {
-            o.styles = fj_perf::split(val);
+            for (const auto& w : fj_perf::split(value))
+                o.workers.push_back(cli.integer(w, 1, name));
+        } else if (name == "--style") {
+            o.styles = fj_perf::split(value);
             for (const auto& s : o.styles)
                 if (s != "seed" && s != "join")
-                    usage("unknown style '" + s + "' (seed, join)");
+                    cli.fail("unknown style '" + s + "' (seed, join)");
         } else {
-            usage("unknown option " + arg);
+            cli.fail("unknown option " + name);
         }
-    }
+    });
     return o;
 }
 

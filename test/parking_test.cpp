@@ -275,31 +275,33 @@ TEST(parking_options, fj_parking_environment_variable_is_validated) {
 
 namespace {
 
+// Recurses without end in a task on a 1-worker pool with `options`: the task overflows whichever
+// stack it runs on. 512-byte frames, each reading the one above, so none can be optimised away.
+void overflow_in_a_task(fj::scheduler_options options) {
+    options.workers = 1;
+    fj::scheduler pool(options);
+    struct deep {
+        static long down(long n, volatile char* previous) {
+            volatile char frame[512];
+            frame[0] = static_cast<char>(n);
+            frame[511] = previous != nullptr ? previous[0] : 0;
+            return n == 0 ? frame[511] : down(n - 1, frame) + frame[0];
+        }
+    };
+    auto f = pool.submit([] { return deep::down(1L << 30, nullptr); });
+    (void)f.get();
+}
+
 // A task that overflows its fiber stack dies with a message that says so (the guard page is
 // recognised by the SIGSEGV handler), not with a bare segmentation fault.
 TEST(parking_DeathTest, a_fiber_stack_overflow_is_named) {
     if (fj_test::k_sanitized)
         GTEST_SKIP() << "the sanitizers own SIGSEGV and the alternate signal stack";
     ::testing::FLAGS_gtest_death_test_style = "threadsafe";
-    EXPECT_DEATH(
-        {
-            fj::scheduler_options options;
-            options.workers = 1;
-            options.park_waiting_tasks = true;
-            options.fiber_stack_size = std::size_t{256} << 10;
-            fj::scheduler pool(options);
-            struct deep {
-                static long down(long n, volatile char* previous) {
-                    volatile char frame[512];
-                    frame[0] = static_cast<char>(n);
-                    frame[511] = previous != nullptr ? previous[0] : 0;
-                    return n == 0 ? frame[511] : down(n - 1, frame) + frame[0];
-                }
-            };
-            auto f = pool.submit([] { return deep::down(1L << 30, nullptr); });
-            (void)f.get();
-        },
-        "stack overflow in a task");
+    fj::scheduler_options options;
+    options.park_waiting_tasks = true;
+    options.fiber_stack_size = std::size_t{256} << 10;
+    EXPECT_DEATH(overflow_in_a_task(options), "stack overflow in a task");
 }
 
 // With parking off a task runs on its worker thread's own stack (scheduler_options::
@@ -309,25 +311,10 @@ TEST(parking_DeathTest, a_worker_thread_stack_overflow_is_named) {
     if (fj_test::k_sanitized)
         GTEST_SKIP() << "the sanitizers own SIGSEGV and the alternate signal stack";
     ::testing::FLAGS_gtest_death_test_style = "threadsafe";
-    EXPECT_DEATH(
-        {
-            fj::scheduler_options options;
-            options.workers = 1;
-            options.park_waiting_tasks = false;
-            options.worker_stack_size = std::size_t{1} << 20;
-            fj::scheduler pool(options);
-            struct deep {
-                static long down(long n, volatile char* previous) {
-                    volatile char frame[512];
-                    frame[0] = static_cast<char>(n);
-                    frame[511] = previous != nullptr ? previous[0] : 0;
-                    return n == 0 ? frame[511] : down(n - 1, frame) + frame[0];
-                }
-            };
-            auto f = pool.submit([] { return deep::down(1L << 30, nullptr); });
-            (void)f.get();
-        },
-        "stack overflow in a task");
+    fj::scheduler_options options;
+    options.park_waiting_tasks = false;
+    options.worker_stack_size = std::size_t{1} << 20;
+    EXPECT_DEATH(overflow_in_a_task(options), "stack overflow in a task");
 }
 
 } // namespace
