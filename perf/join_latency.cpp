@@ -34,6 +34,7 @@
 namespace {
 
 using fj_perf::driver_cli;
+using fj_perf::spin_for;
 using fj_perf::split;
 using clock_type = std::chrono::steady_clock;
 using ms = std::chrono::duration<double, std::milli>;
@@ -71,14 +72,6 @@ options parse(int argc, char** argv) {
         }
     });
     return o;
-}
-
-// Busy for d: a spinning task holds its worker the way real computation does (a sleeping one
-// would hand the core to the other worker).
-void spin_for(clock_type::duration d) {
-    const auto end = clock_type::now() + d;
-    while (clock_type::now() < end) {
-    }
 }
 
 // Waits (spinning) until flag is set; false after 10 s, which means the other worker never

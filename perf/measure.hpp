@@ -44,6 +44,14 @@ double seconds_of(F&& f) {
     return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
+// Busy for d: a spinning task holds its worker the way real computation does (a sleeping one
+// would hand the core to another thread).
+inline void spin_for(clock_type::duration d) {
+    auto const end = clock_type::now() + d;
+    while (clock_type::now() < end) {
+    }
+}
+
 // CPU seconds used by this process (user + system).
 inline double cpu_seconds() {
     rusage u{};

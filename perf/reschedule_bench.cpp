@@ -27,6 +27,7 @@
 // The benchmark thread never runs tasks (outside the pool, future::get() blocks; see countdown),
 // so the worker counts are exact.
 #include "forkjoin_common.hpp"
+#include "measure.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -140,12 +141,6 @@ constexpr int k_burn_rounds = 2000;
         fj_perf::opaque(x);
     }
     return x;
-}
-
-void spin_for(std::chrono::microseconds d) {
-    const auto end = clock_type::now() + d;
-    while (clock_type::now() < end) {
-    }
 }
 
 // The benchmark thread waits for a round with one wake-up whatever the order in which the tasks
@@ -292,7 +287,7 @@ void unrelated_long(benchmark::State& state) {
                 pool.submit([&, i] {
                     {
                         nesting_probe leaf;
-                        spin_for(k_long_task);
+                        fj_perf::spin_for(k_long_task);
                         sum.fetch_add(i + 1, std::memory_order_relaxed);
                     }
                     round.done();
