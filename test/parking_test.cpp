@@ -74,6 +74,65 @@ TEST_F(parking_test, a_waiter_returns_when_its_child_is_done_not_when_unrelated_
     EXPECT_GE(pool.stats().total().parks, 1u);
 }
 
+// The same, with more unrelated tasks queued than there are workers, many times over: the worker
+// that finishes the child resumes the waiter before it starts anything else, also when its
+// periodic look at the injection queue (one find in 61, for fairness to outside submissions) falls
+// just after the completion. That look once took a queued task first in about 1 round of 61
+// (docs/performance.md#join-latency). The first unrelated task holds the root's worker until the
+// root has returned; another one that starts before then is the failure (only the child's worker
+// can start it): it records that and ends at once, so a failing round costs nothing. The check is
+// an order of events, not a speed.
+TEST_F(parking_test, the_worker_that_finishes_the_child_resumes_the_waiter_before_queued_work) {
+    fj::scheduler pool(parking(2));
+    if (!parking_on(pool))
+        GTEST_SKIP() << "parking is off (FJ_PARKING=0)";
+    constexpr int k_unrelated = 4; // more than the workers: some stay queued while the child runs
+    const int rounds = static_cast<int>(scaled(400));
+    int passed_over = 0, gave_up = 0;
+    for (int round = 0; round < rounds; ++round) {
+        std::atomic<int> unrelated_started{0}, unrelated_finished{0}, late_starts{0};
+        std::atomic<bool> child_started{false}, root_returned{false};
+        std::atomic<bool> timed_out{false};
+        auto root = pool.submit([&] {
+            auto child = fj::fork([&] {
+                child_started = true;
+                // Runs until the root's worker has gone on with an unrelated task: the root has
+                // parked by then, so finishing now makes it resumable.
+                if (!spin_until([&] { return unrelated_started.load() >= 1; }, 20s))
+                    timed_out = true;
+            });
+            if (!spin_until([&] { return child_started.load(); }, 20s)) {
+                timed_out = true;
+                return;
+            }
+            for (int i = 0; i < k_unrelated; ++i)
+                (void)fj::current_scheduler().submit([&] {
+                    // The first one runs on the root's worker and holds it until the root has
+                    // returned; the child's worker must resume the root before it starts another.
+                    if (unrelated_started.fetch_add(1) > 0) {
+                        if (!root_returned.load())
+                            late_starts.fetch_add(1); // started while the waiter was resumable
+                    } else if (!spin_until([&] { return root_returned.load(); }, 20s)) {
+                        timed_out = true;
+                    }
+                    unrelated_finished.fetch_add(1); // last touch of this round's state
+                });
+            child.get(); // parks: this worker goes on with the first unrelated task
+            root_returned = true;
+        });
+        root.get();
+        // The dropped unrelated tasks use this round's state.
+        if (!spin_until([&] { return unrelated_finished.load() == k_unrelated; }, 20s))
+            timed_out = true;
+        passed_over += late_starts.load() > 0 ? 1 : 0;
+        gave_up += timed_out.load() ? 1 : 0;
+    }
+    EXPECT_EQ(gave_up, 0);
+    EXPECT_EQ(passed_over, 0) << "in " << passed_over << " of " << rounds
+                              << " rounds the worker that finished the child started queued "
+                                 "work before resuming the waiter";
+}
+
 // reschedule_until() on a busy worker re-checks its predicate after the task its worker runs
 // next, not after everything queued: on one worker, a waiter whose predicate is made true during
 // the first of 8 queued unrelated tasks returns before the others start (the first yield-parking

@@ -12,8 +12,9 @@
 //      impossible: nobody can resume a context that has not been saved;
 //   3. the worker goes on with other work on the fresh fiber;
 //   4. the completion's finish() calls the record's wake(), which queues the record as a task:
-//      on the completing worker's own deque if it is one of this pool's (it pops it next: the
-//      last to finish the join continues), else in the injection queue;
+//      in the completing worker's resumable slot if it is one of this pool's (its loop takes it
+//      before anything else: the last to finish the join continues; a thief's loop may take it
+//      while that worker is busy), else in the injection queue;
 //   5. a loop that takes the record at its top level resumes the parked fiber by ending: its
 //      fiber returns the parked one's handle, and its stack goes back to the pool. Anyone else
 //      who takes it (a wait that could not park and helps, an outside helper) queues it again:
@@ -223,7 +224,7 @@ struct fiber_runtime {
                 // re-check it once its patience has run out. find_work(), not
                 // find_work_or_sleep(): the pool cannot stop meanwhile (m_parked counts it).
                 if (fw.tasks_since_recheck < fw.yielded_first->patience)
-                    t = s.find_work(w);
+                    t = s.find_work(w, true);
                 if (t == nullptr) {
                     t = take_yielded(fw);
                     is_recheck = true;
@@ -277,6 +278,26 @@ struct fiber_runtime {
     static void make_resumable(fj::scheduler& s, park_record* r) noexcept {
         worker* w = current_worker();
         if (w != nullptr && w->m_owner == &s && context().s == &s) {
+            // Into this worker's resumable slot: its loop takes it before anything else (the
+            // last to finish continues), a thief's loop if this worker is busy; helping frames
+            // leave it alone. Only this thread stores into the slot, so an empty slot stays
+            // empty until our store. Taken already by a loop, the record may be resumed and gone.
+            if (w->m_resumable.load(std::memory_order_relaxed) == nullptr) {
+                // release: the record before whoever takes it (acquire exchange). The store and
+                // the sleeper check that follows are the pusher's half of the sleep protocol's
+                // Dekker pair (docs/design.md#sleep), exactly as in push_local().
+                if (s.m_asymmetric_barrier) {
+                    w->m_resumable.store(r, std::memory_order_release);
+                    light_barrier();
+                } else {
+                    w->m_resumable.store(r, std::memory_order_seq_cst);
+                }
+                if (s.m_sleep.has_waiters()) [[unlikely]]
+                    s.m_sleep.notify_one();
+                return;
+            }
+            // Two waiters woken before this worker's loop came back (a completion nested in a
+            // task): the second goes on the deque, where any loop may take it too.
             try {
                 s.push_local(*w, r); // popped next by this worker: the last to finish continues
                 return;

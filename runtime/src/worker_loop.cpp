@@ -1,10 +1,13 @@
 // Where workers (and helping threads) find work, how they help while waiting, and how they sleep.
 //
 // Find-work order for a worker (docs/design.md#find-work):
+//   0. at its loop's top level only: a parked task it has just made resumable (worker.hpp's
+//      m_resumable; docs/design.md#parking);
 //   1. every k_injection_period-th look: the injection queue first, so a worker with a long local
 //      backlog still starts outside submissions (Go's scheduler does this every 61 ticks);
 //   2. its own deque (newest first: the task it forked last, hot in cache);
-//   3. steal from other workers, starting at a random victim (oldest first: the biggest pieces);
+//   3. steal from other workers, starting at a random victim (oldest first: the biggest pieces;
+//      at top level, a victim's resumable parked task before its deque);
 //   4. the injection queue.
 // Idle workers spin for options().spin_before_sleep, then sleep on the event count
 // (docs/design.md#sleep). The shutdown sequence is in scheduler.cpp and docs/design.md#shutdown.
@@ -66,15 +69,31 @@ void scheduler::run_task(detail::worker& w, detail::task* t) noexcept {
     detail::context().s = saved; // context() again: the task may have moved us to another thread
 }
 
-detail::task* scheduler::steal_from_others(detail::worker* self, std::uint64_t random) {
+namespace {
+
+// A resumable parked task from w's slot (worker.hpp), or nullptr. The relaxed load keeps the
+// common empty case to a read of a line that is rarely written; acquire on the exchange pairs
+// with the release store that published the record (its fiber handle was written before).
+detail::task* take_resumable(detail::worker& w) noexcept {
+    if (w.m_resumable.load(std::memory_order_relaxed) == nullptr)
+        return nullptr;
+    return w.m_resumable.exchange(nullptr, std::memory_order_acquire);
+}
+
+} // namespace
+
+detail::task* scheduler::steal_from_others(detail::worker* self, std::uint64_t random,
+                                           bool at_top_level) {
     const std::size_t n = m_worker_count;
     const std::size_t start = static_cast<std::size_t>(random % n);
     for (std::size_t i = 0; i < n; ++i) {
         detail::worker& victim = *m_workers[(start + i) % n];
         if (&victim == self)
             continue;
-        detail::task* t = nullptr;
-        if (victim.m_deque.steal(t) == detail::steal_result::success) {
+        // A waiter its worker made resumable while busy goes first: it is the oldest work there
+        // (the continuation of a join), and someone is waiting on it.
+        detail::task* t = at_top_level ? take_resumable(victim) : nullptr;
+        if (t != nullptr || victim.m_deque.steal(t) == detail::steal_result::success) {
             if (self != nullptr) {
                 self->m_stats.steals.bump();
                 if (self->m_trace != nullptr) [[unlikely]]
@@ -102,7 +121,14 @@ static detail::task* taken_injected(detail::worker& w, detail::task* t) noexcept
     return t;
 }
 
-detail::task* scheduler::find_work(detail::worker& w) {
+detail::task* scheduler::find_work(detail::worker& w, bool at_top_level) {
+    // A waiter this worker has just made resumable first, before the periodic look at the
+    // injection queue: the last to finish a join continues it (docs/design.md#parking). Left on
+    // the deque, one completion in 61 ran a queued task before its waiter.
+    if (at_top_level) {
+        if (detail::task* t = take_resumable(w))
+            return t;
+    }
     if (++w.m_tick % k_injection_period == 0) {
         if (detail::task* t = m_injected.try_pop())
             return taken_injected(w, t);
@@ -112,7 +138,7 @@ detail::task* scheduler::find_work(detail::worker& w) {
             return t;
     }
     if (m_worker_count > 1) {
-        if (detail::task* t = steal_from_others(&w, w.next_random()))
+        if (detail::task* t = steal_from_others(&w, w.next_random(), at_top_level))
             return t;
     }
     if (detail::task* t = m_injected.try_pop())
@@ -123,8 +149,9 @@ detail::task* scheduler::find_work(detail::worker& w) {
 bool scheduler::work_visible() const {
     if (!m_injected.empty())
         return true; // exact, under the consumer lock: see injection_queue.hpp
+    // seq_cst loads, like the deques' (after the sleeper's barrier): see make_resumable().
     for (const auto& w : m_workers)
-        if (!w->m_deque.empty_hint())
+        if (!w->m_deque.empty_hint() || w->m_resumable.load(std::memory_order_seq_cst) != nullptr)
             return true;
     return false;
 }
@@ -139,7 +166,7 @@ bool scheduler::work_visible() const {
 // finds the queue closed and every queue empty, no task can ever appear again.
 detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
     for (;;) {
-        if (detail::task* t = find_work(w))
+        if (detail::task* t = find_work(w, true))
             return t;
 
         // 1. Spin: work often appears within microseconds (a sibling's next fork), and a sleep plus
@@ -149,7 +176,7 @@ detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
         for (unsigned round = 0; found == nullptr; ++round) {
             for (int i = 0; i < 32; ++i)
                 cpu_relax();
-            found = find_work(w);
+            found = find_work(w, true);
             if ((round & 15) == 15 && std::chrono::steady_clock::now() >= spin_until)
                 break;
         }
@@ -295,7 +322,7 @@ void scheduler::help_on_worker(detail::function_ref<bool()> done) {
             continue;
         }
         detail::worker& w = *detail::current_worker(); // re-read after every task: migration-safe
-        if (detail::task* t = find_work(w)) {
+        if (detail::task* t = find_work(w, false)) {
             run_task(w, t);
             idle_rounds = 0;
             continue;
@@ -341,7 +368,8 @@ bool scheduler::run_one_outside() {
     // relaxed: the counter only spreads outside helpers over victims; any value is correct.
     if (t == nullptr && m_worker_count > 0)
         t = steal_from_others(
-            nullptr, m_outside_rng.fetch_add(0x9e3779b97f4a7c15ull, std::memory_order_relaxed));
+            nullptr, m_outside_rng.fetch_add(0x9e3779b97f4a7c15ull, std::memory_order_relaxed),
+            false);
     if (t != nullptr) {
         // The task runs with its own scheduler as the current one (fj::fork etc. inside it).
         scheduler* saved = detail::context().s;
@@ -356,7 +384,7 @@ bool scheduler::run_one_outside() {
 
 bool scheduler::try_run_one() {
     if (detail::worker* w = own_worker()) {
-        if (detail::task* t = find_work(*w)) {
+        if (detail::task* t = find_work(*w, false)) {
             run_task(*w, t);
             return true;
         }

@@ -154,9 +154,11 @@ private:
     bool pop_until(detail::task* first_popped, detail::task* target);
     bool run_one_outside();
     void run_task(detail::worker& w, detail::task* t) noexcept;
-    detail::task* find_work(detail::worker& w);
+    // at_top_level: the caller is a worker's loop with nothing on its stack, so it may take a
+    // resumable parked task from a worker's m_resumable slot (and resume it by ending).
+    detail::task* find_work(detail::worker& w, bool at_top_level);
     detail::task* find_work_or_sleep(detail::worker& w);
-    detail::task* steal_from_others(detail::worker* self, std::uint64_t random);
+    detail::task* steal_from_others(detail::worker* self, std::uint64_t random, bool at_top_level);
     bool work_visible() const;
     void worker_main(std::size_t index);
     void start_workers();

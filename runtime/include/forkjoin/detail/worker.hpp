@@ -47,6 +47,12 @@ struct alignas(128) worker {
     std::uint32_t m_tick =
         0; // tasks taken; every k_injection_period-th look starts at the injection queue
     chase_lev_deque<task*> m_deque;
+    // A parked task this worker has just made resumable (parking.cpp, make_resumable): a loop at
+    // top level takes it before anything else, this worker's own or, if that one is busy, a
+    // thief's; helping frames never do (they could only queue it again). Only the owner stores a
+    // record here, and only into an empty slot; anyone takes it with an exchange. Its own cache
+    // line: thieves read it on every steal attempt, the owner writes it once per wake-up.
+    alignas(64) std::atomic<task*> m_resumable{nullptr};
     block_cache m_cache;
     trace_buffer* m_trace = nullptr; // set once before the worker starts when the pool traces
     worker_counters m_stats;
