@@ -51,9 +51,10 @@ long fib_join(int n, int cutoff) {
         return n;
     if (n < cutoff)
         return fib_serial(n);
-    auto [a, b] =
-        fj::join([=] { return fib_join(n - 1, cutoff); }, [=] { return fib_join(n - 2, cutoff); });
-    return a + b;
+    // join(a, b) runs a here and offers b to idle workers: give them the larger half.
+    auto [smaller, larger] =
+        fj::join([=] { return fib_join(n - 2, cutoff); }, [=] { return fib_join(n - 1, cutoff); });
+    return smaller + larger;
 }
 
 } // namespace

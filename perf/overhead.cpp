@@ -158,11 +158,29 @@ struct fib_config {
     long run(int n, int cutoff) { return runner ? runner->fib(n, cutoff) : fj_perf::fib_serial(n); }
 };
 
+// Two copies of the serial code at once, on two threads: what this machine gives two threads of
+// fib before any runtime is involved (a VM's two vCPUs can share one physical core's execution
+// units, and then two threads of port-bound code run slower than one). 2 * Ts / T is the ceiling
+// for a 2-worker speed-up of fib here. The thread's start (tens of µs) is inside the timing.
+class serial_pair final : public fj_perf::fib_runner {
+public:
+    long fib(int n, int) override {
+        long other = 0;
+        std::thread helper([&] { other = fj_perf::fib_serial(n); });
+        long const mine = fj_perf::fib_serial(n);
+        helper.join();
+        return mine == other ? mine : -1;
+    }
+};
+constexpr char k_serial_pair[] = "serial-x2";
+
 // Each part prints its tables and adds its members (every timing) to the JSON object that the
 // caller has opened for it.
 void fib_part(options const& o, json_writer& json) {
     std::vector<fib_config> configs;
     configs.push_back({"serial", 0, nullptr});
+    if (std::find(o.workers.begin(), o.workers.end(), 2) != o.workers.end())
+        configs.push_back({k_serial_pair, 2, std::make_unique<serial_pair>()});
     for (auto const& c : fj_perf::fib_competitors()) {
         for (int k : o.workers)
             configs.push_back({c.name, k, c.make(k)});
@@ -219,13 +237,15 @@ void fib_part(options const& o, json_writer& json) {
         std::printf("%-10s", "");
         for (int k : o.workers)
             std::printf(" %9s", fmt("T%.0f ms", k).c_str());
-        std::printf(" %10s %8s %8s", "ns/fork@1", "T1/Ts", fmt("T1/T%.0f", kmax).c_str());
+        std::printf(" %10s %8s %8s %17s", "ns/fork@1", "T1/Ts", fmt("T1/T%.0f", kmax).c_str(),
+                    "paired (min-max)");
         for (int k : o.workers)
             std::printf(" %10s", fmt("tbb/this@%.0f", k).c_str());
         std::printf("\n%-10s %9.2f\n", "serial", ts * 1e3);
         std::vector<std::string> seen;
         for (auto const& c : configs) {
-            if (c.workers == 0 || std::find(seen.begin(), seen.end(), c.name) != seen.end())
+            if (c.workers == 0 || c.name == k_serial_pair ||
+                std::find(seen.begin(), seen.end(), c.name) != seen.end())
                 continue;
             seen.push_back(c.name);
             std::printf("%-10s", c.name.c_str());
@@ -233,10 +253,23 @@ void fib_part(options const& o, json_writer& json) {
                 std::printf(" %9.2f", med(find(c.name, k)) * 1e3);
             double const t1 = has1 ? med(find(c.name, 1)) : -1;
             double const tk = med(find(c.name, kmax));
-            std::printf(" %10s %8s %8s",
+            // The speed-up of each round on its own (T1 and Tk of the same round run close
+            // together), so a slow stretch of the machine moves both: median and range.
+            std::string paired = "-";
+            if (has1 && kmax > 1) {
+                auto const& s1 = samples[std::size_t(find(c.name, 1))][ni];
+                auto const& sk = samples[std::size_t(find(c.name, kmax))][ni];
+                std::vector<double> ratios;
+                for (std::size_t r = 0; r < s1.size() && r < sk.size(); ++r)
+                    ratios.push_back(s1[r] / sk[r]);
+                auto const [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
+                paired = fmt("%.2f", median(ratios)) + " (" + fmt("%.2f", *lo) + "-" +
+                         fmt("%.2f", *hi) + ")";
+            }
+            std::printf(" %10s %8s %8s %17s",
                         has1 ? fmt("%.2f", (t1 - ts) * 1e9 / double(forks)).c_str() : "-",
                         has1 ? fmt("%.3f", t1 / ts).c_str() : "-",
-                        has1 ? fmt("%.2f", t1 / tk).c_str() : "-");
+                        has1 ? fmt("%.2f", t1 / tk).c_str() : "-", paired.c_str());
             for (int k : o.workers) {
                 int const tbb = find("tbb", k);
                 std::printf(" %10s",
@@ -244,10 +277,23 @@ void fib_part(options const& o, json_writer& json) {
             }
             std::printf("\n");
         }
+        if (int const pair = find(k_serial_pair, 2); pair >= 0) {
+            // Paired by round, like the speed-ups: 2 * Ts / T of each round on its own.
+            auto const& s1 = samples[0][ni];
+            auto const& s2 = samples[std::size_t(pair)][ni];
+            std::vector<double> ratios;
+            for (std::size_t r = 0; r < s1.size() && r < s2.size(); ++r)
+                ratios.push_back(2 * s1[r] / s2[r]);
+            auto const [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
+            std::printf("serial fib(%d) on 2 threads at once: %.2f ms; this machine's ceiling for "
+                        "a 2-worker speed-up of fib, 2 * Ts / T paired: %.2f (%.2f-%.2f)\n",
+                        n, med(pair) * 1e3, median(ratios), *lo, *hi);
+        }
         std::printf("\n");
     }
     std::printf(
-        "ns/fork@1 = (T1 - Ts) / forks;  T1/T%d = speed-up;  tbb/this@k = T_tbb / T_row at k "
+        "ns/fork@1 = (T1 - Ts) / forks;  T1/T%d = speed-up (of the medians; paired: the median "
+        "and range of each round's own);  tbb/this@k = T_tbb / T_row at k "
         "workers (> 1: row beats oneTBB task_group)\n",
         kmax);
     for (auto& c : configs) {
