@@ -40,9 +40,7 @@ static_assert(sizeof(batch_node) <= block_cache::class_size(0));
 class central_pool {
 public:
     static constexpr std::size_t k_resident_batches = block_cache::k_central_resident_batches;
-    // Long enough that a program bursting every second or two reuses its memory (jemalloc's
-    // default decay for dirty pages is 10 s), short enough that an idle one gives it back soon.
-    static constexpr std::chrono::seconds k_decay{3};
+    static constexpr std::chrono::seconds k_decay = block_cache::k_decay; // see block_cache.hpp
 
     void put(std::size_t c, free_block* head, std::uint32_t count) noexcept {
         const steady::time_point now = steady::now();

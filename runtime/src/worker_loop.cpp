@@ -42,7 +42,7 @@ namespace {
 
 constexpr std::uint32_t k_injection_period = 61;
 // How long worker 0 sleeps before it comes back to release a burst's unused task memory (the
-// central pool's decay is 3 s, so memory goes back within 4 s of its last use; block_cache.hpp).
+// central pool's decay is 10 s, so memory goes back within 11 s of its last use; block_cache.hpp).
 constexpr std::chrono::milliseconds k_idle_block_release_period{1000};
 
 using detail::cpu_relax;

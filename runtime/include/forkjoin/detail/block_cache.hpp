@@ -10,11 +10,12 @@
 // acquisition per k_batch blocks. The central pool keeps 256 batches per class for good; a burst
 // beyond that (10^6 live futures) is kept too, so the next burst reuses it instead of paying
 // malloc and fresh pages, and each excess batch goes back to ::operator delete once it has been
-// unused for 3 s (on the next spill, or by a worker going to sleep), so a burst does not pin
+// unused for k_decay (on the next spill, or by a worker going to sleep), so a burst does not pin
 // memory for ever.
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -32,6 +33,12 @@ public:
     static constexpr std::uint32_t k_max_cached_per_class = 4 * k_batch;
     // Batches per class the central pool keeps for good (beyond them, excess decays: see above).
     static constexpr std::size_t k_central_resident_batches = 256;
+    // How long an excess batch may sit unused in the central pool before it is freed: jemalloc's
+    // default decay for dirty pages. Long enough that a program bursting every few seconds reuses
+    // its memory; 3 s (the first value) returned it between rounds 3.5-4 s apart, and each burst
+    // then paid malloc and fresh pages again: 177 ns per task instead of 55
+    // (docs/performance.md#tiny-tasks).
+    static constexpr std::chrono::seconds k_decay{10};
 
     block_cache() noexcept = default;
     block_cache(const block_cache&) = delete;
@@ -88,7 +95,7 @@ private:
 block_cache* outside_cache() noexcept;
 
 // The central pool's decay (see above). release_idle_blocks(false) frees the excess batches unused
-// for 3 s, (true) all excess now; idle_blocks_pending() says whether any excess is left (a
+// for k_decay, (true) all excess now; idle_blocks_pending() says whether any excess is left (a
 // relaxed hint). central_pool_blocks(c) counts the blocks of class c pooled (for tests).
 void release_idle_blocks(bool all) noexcept;
 bool idle_blocks_pending() noexcept;
