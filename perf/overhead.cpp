@@ -174,6 +174,18 @@ public:
 };
 constexpr char k_serial_pair[] = "serial-x2";
 
+// Paired by round: scale * a[r] / b[r] of each round on its own (both run close together, so a
+// slow stretch of the machine moves both), as "median (min-max)".
+std::string paired_ratio(std::vector<double> const& a, std::vector<double> const& b, double scale) {
+    std::vector<double> ratios;
+    for (std::size_t r = 0; r < a.size() && r < b.size(); ++r)
+        ratios.push_back(scale * a[r] / b[r]);
+    if (ratios.empty())
+        return "-";
+    auto const [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
+    return fmt("%.2f", median(ratios)) + " (" + fmt("%.2f", *lo) + "-" + fmt("%.2f", *hi) + ")";
+}
+
 // Each part prints its tables and adds its members (every timing) to the JSON object that the
 // caller has opened for it.
 void fib_part(options const& o, json_writer& json) {
@@ -253,19 +265,10 @@ void fib_part(options const& o, json_writer& json) {
                 std::printf(" %9.2f", med(find(c.name, k)) * 1e3);
             double const t1 = has1 ? med(find(c.name, 1)) : -1;
             double const tk = med(find(c.name, kmax));
-            // The speed-up of each round on its own (T1 and Tk of the same round run close
-            // together), so a slow stretch of the machine moves both: median and range.
-            std::string paired = "-";
-            if (has1 && kmax > 1) {
-                auto const& s1 = samples[std::size_t(find(c.name, 1))][ni];
-                auto const& sk = samples[std::size_t(find(c.name, kmax))][ni];
-                std::vector<double> ratios;
-                for (std::size_t r = 0; r < s1.size() && r < sk.size(); ++r)
-                    ratios.push_back(s1[r] / sk[r]);
-                auto const [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
-                paired = fmt("%.2f", median(ratios)) + " (" + fmt("%.2f", *lo) + "-" +
-                         fmt("%.2f", *hi) + ")";
-            }
+            std::string const paired =
+                has1 && kmax > 1 ? paired_ratio(samples[std::size_t(find(c.name, 1))][ni],
+                                                samples[std::size_t(find(c.name, kmax))][ni], 1)
+                                 : "-";
             std::printf(" %10s %8s %8s %17s",
                         has1 ? fmt("%.2f", (t1 - ts) * 1e9 / double(forks)).c_str() : "-",
                         has1 ? fmt("%.3f", t1 / ts).c_str() : "-",
@@ -277,18 +280,11 @@ void fib_part(options const& o, json_writer& json) {
             }
             std::printf("\n");
         }
-        if (int const pair = find(k_serial_pair, 2); pair >= 0) {
-            // Paired by round, like the speed-ups: 2 * Ts / T of each round on its own.
-            auto const& s1 = samples[0][ni];
-            auto const& s2 = samples[std::size_t(pair)][ni];
-            std::vector<double> ratios;
-            for (std::size_t r = 0; r < s1.size() && r < s2.size(); ++r)
-                ratios.push_back(2 * s1[r] / s2[r]);
-            auto const [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
+        if (int const pair = find(k_serial_pair, 2); pair >= 0)
             std::printf("serial fib(%d) on 2 threads at once: %.2f ms; this machine's ceiling for "
-                        "a 2-worker speed-up of fib, 2 * Ts / T paired: %.2f (%.2f-%.2f)\n",
-                        n, med(pair) * 1e3, median(ratios), *lo, *hi);
-        }
+                        "a 2-worker speed-up of fib, 2 * Ts / T paired: %s\n",
+                        n, med(pair) * 1e3,
+                        paired_ratio(samples[0][ni], samples[std::size_t(pair)][ni], 2).c_str());
         std::printf("\n");
     }
     std::printf(

@@ -1,18 +1,28 @@
-// The one place that tells the sanitizers about stack switches (docs/design.md#parking).
+// The one place that switches stacks, and so the one place that tells the sanitizers about it
+// (docs/design.md#fiber-switches).
 //
-// Boost.Context switches stacks in assembly that ThreadSanitizer and AddressSanitizer cannot see.
-// Unannotated, TSan's per-thread shadow call stack goes out of balance when a fiber migrates
-// (false reports, crashes inside TSan: fibers study §4), and ASan takes a fiber stack for a
-// corrupted native stack when something throws on it. Every switch in the runtime therefore goes
-// through before_switch() on the side that leaves and after_switch() on the side that arrives:
+// A switch is Boost.Context's fcontext primitives, called directly: make_fcontext prepares a
+// fresh stack, jump_fcontext saves the caller's registers and resumes another context,
+// ontop_fcontext does the same and first runs a function on the target's stack. They are the
+// assembly functions that libboost_context exports (boost::context::fiber is a header-only
+// wrapper over them). ThreadSanitizer and AddressSanitizer cannot see them, so every switch
+// goes through switch_to() or exit_to() below, which annotate it:
 //   TSan: one TSan fiber per fiber stack (created with the stack, destroyed with it), switched to
-//         just before the jump;
+//         immediately before the jump: nothing instrumented runs between the two, so every
+//         function entry TSan records on a fiber's shadow call stack is matched by its exit on
+//         the same fiber (the invariant; a broken one corrupts TSan's shadow stack, which is how
+//         boost::context::fiber's inline wrappers, instrumented and inlined differently at each
+//         optimisation level, crashed TSan at -O2);
 //   ASan: __sanitizer_start_switch_fiber with the target's bounds before the jump (no fake-stack
-//         slot when the leaving fiber is exiting for good), __sanitizer_finish_switch_fiber after.
-// In builds without sanitizers every function here is empty.
+//         slot when the leaving fiber ends for good), __sanitizer_finish_switch_fiber after; and
+//         a fiber that ends clears the poison of its frames that never return (its entry
+//         function's), so no stale redzone is left on a stack that is reused or unmapped.
+// In builds without sanitizers the annotations are empty.
 #pragma once
 
 #include <cstddef>
+
+#include <boost/context/detail/fcontext.hpp>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define FJ_ASAN 1
@@ -30,6 +40,7 @@
 #endif
 
 #if defined(FJ_ASAN)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 #if defined(FJ_TSAN)
@@ -117,23 +128,42 @@ inline void after_switch(fiber_info* self, fiber_info* came_from = nullptr) noex
 #endif
 }
 
-// TSan only: a fiber is created by a jump into its new stack and straight back, inside
-// Boost.Context's constructor. Switching TSan to the new fiber's context for that (from the stack
-// allocator, which runs just before the jump) records the frame Boost enters there on the new
-// fiber's shadow stack, not on ours; the creator switches back afterwards.
-inline void* tsan_current() noexcept {
-#if defined(FJ_TSAN)
-    return __tsan_get_current_fiber();
-#else
-    return nullptr;
-#endif
+namespace fcontext = boost::context::detail;
+using context_handle = fcontext::fcontext_t; // a suspended context (null: none)
+using transfer = fcontext::transfer_t;       // what a jump delivers: the context left, and data
+
+// A fresh context on the stack whose usable part ends at `top` (highest address, 16-aligned) and
+// is `size` bytes long; `entry` runs when it is first switched to, with the switcher's context
+// and data, and must never return (it ends with exit_to()). Runs nothing, switches nothing.
+inline context_handle make_context(void* top, std::size_t size, void (*entry)(transfer)) noexcept {
+    return fcontext::make_fcontext(top, size, entry);
 }
-inline void tsan_switch(void* tsan_fiber) noexcept {
-#if defined(FJ_TSAN)
-    __tsan_switch_to_fiber(tsan_fiber, 0);
-#else
-    (void)tsan_fiber;
+
+// Suspends the calling context (described by `self`) and resumes `to` (described by `to_info`),
+// handing it `data`; returns once another context switches back here, with what it handed over.
+// The TSan switch is the last call before the jump and the ASan finish the first after it.
+inline transfer switch_to(fiber_info& self, context_handle to, fiber_info& to_info,
+                          void* data) noexcept {
+    before_switch(&self, to_info);
+    const transfer t = fcontext::jump_fcontext(to, data);
+    after_switch(&self);
+    return t;
+}
+
+// Ends the calling context for good: resumes `to` (suspended in switch_to), running
+// `on_arrival(transfer{<the ended context>, data})` on its stack first, whose result switch_to
+// returns there. on_arrival is where the ended context's stack is released.
+[[noreturn]] inline void exit_to(context_handle to, fiber_info& to_info, void* data,
+                                 transfer (*on_arrival)(transfer)) noexcept {
+#if defined(FJ_ASAN)
+    // Unpoisons this stack from here to its top: the frames that never return (the entry
+    // function's) would otherwise leave their redzones poisoned in memory that the next fiber on
+    // this stack, or the next mapping at this address, uses for other frames.
+    __asan_handle_no_return();
 #endif
+    before_switch(nullptr, to_info);
+    fcontext::ontop_fcontext(to, data, on_arrival);
+    __builtin_unreachable();
 }
 
 } // namespace fj::detail

@@ -5,18 +5,19 @@
 // was not stolen pops and runs it inline, exactly as without fibers. Only a wait that would block
 // (future::get()/wait(), or fj::join whose second branch was stolen and is still running) parks:
 //   1. take a fresh loop fiber;
-//   2. switch to it with resume_with(); the function that runs on the far side of the switch, once
-//      our context is saved, stores our handle in a park_record on our stack and registers that
-//      record as the completion's waiter (if the completion is already ready, it queues the
-//      record at once). Registering only after the save is what makes a lost or early wake-up
-//      impossible: nobody can resume a context that has not been saved;
+//   2. switch to it; the fresh fiber, first thing on the far side of the switch, once our context
+//      is saved, stores our handle in a park_record on our stack and registers that record as the
+//      completion's waiter (if the completion is already ready, it queues the record at once).
+//      Registering only after the save is what makes a lost or early wake-up impossible: nobody
+//      can resume a context that has not been saved;
 //   3. the worker goes on with other work on the fresh fiber;
 //   4. the completion's finish() calls the record's wake(), which queues the record as a task:
 //      in the completing worker's resumable slot if it is one of this pool's (its loop takes it
 //      before anything else: the last to finish the join continues; a thief's loop may take it
 //      while that worker is busy), else in the injection queue;
-//   5. a loop that takes the record at its top level resumes the parked fiber by ending: its
-//      fiber returns the parked one's handle, and its stack goes back to the pool. Anyone else
+//   5. a loop that takes the record at its top level resumes the parked fiber by ending: it
+//      switches to the parked context for good, and its stack goes back to the pool (released
+//      on the parked fiber's stack, right after the switch). Anyone else
 //      who takes it (a wait that could not park and helps, an outside helper) queues it again:
 //      a parked task never continues on top of another task's frame, which could be the very
 //      thing it waits for.
@@ -35,28 +36,27 @@
 #include <fstream>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
-#include <boost/context/fiber.hpp>
-
 namespace fj::detail {
 
-namespace ctx = boost::context;
+using stack_context = boost::context::stack_context;
 
 // A parked task: a task (queued to resume it) and a waiter (registered on the completion).
 struct park_record final : task, waiter {
     fj::scheduler* owner = nullptr;
-    ctx::fiber fiber;           // the parked context, set on the far side of the switch
-    fiber_info* info = nullptr; // its sanitizer context
-    std::size_t parked_on = 0;  // worker index, to count migrations
-    bool via_injection = false; // queued in the injection queue (for the statistics)
-    std::uint32_t patience = 1; // yield-parked: tasks the worker runs before re-checking it
+    context_handle parked = nullptr; // the parked context, set on the far side of the switch
+    fiber_info* info = nullptr;      // its sanitizer context
+    std::size_t parked_on = 0;       // worker index, to count migrations
+    bool via_injection = false;      // queued in the injection queue (for the statistics)
+    std::uint32_t patience = 1;      // yield-parked: tasks the worker runs before re-checking it
 };
 
 // Fiber state of one worker, touched only by the thread that runs that worker.
 struct alignas(128) fiber_worker {
-    ctx::fiber native;                  // the worker thread's own stack: where the last loop ends
+    context_handle native = nullptr;    // the worker thread's own stack: where the last loop ends
     fiber_info native_info;             // its sanitizer context
     park_record* resume_next = nullptr; // taken by the loop at top level: end into it
     task* loop_task = nullptr;          // the task the loop is running at top level
@@ -88,39 +88,30 @@ namespace {
 // The sanitizer record of a fiber sits at the top of its stack, above Boost's control record.
 constexpr std::size_t k_info_space = (sizeof(fiber_info) + 63) & ~std::size_t{63};
 
-// Boost.Context's stack-allocator concept over the scheduler's pool. allocate() runs inside
-// ctx::fiber's constructor just before the creating jump (see fiber_switch.hpp); deallocate()
-// runs on the next context after a fiber has ended.
-// Both run on a worker of the pool (fibers are created and end only there), so they go through
-// that worker's cache.
-struct pooled_stack {
-    parking_lot* lot;
-    fiber_info** created; // out: the new fiber's sanitizer record
+// A fresh loop fiber's stack comes from the calling worker's cache over the scheduler's pool,
+// and goes back into the cache of whichever worker of the pool it ends on (fibers are created and
+// end only on the pool's workers).
+stack_cache& cache_of(parking_lot& lot) noexcept {
+    return lot.per_worker[current_worker()->m_index].stacks;
+}
 
-    stack_cache& cache() const noexcept {
-        return lot->per_worker[current_worker()->m_index].stacks;
-    }
+// Takes a stack and puts its sanitizer record at its top. Throws std::bad_alloc.
+fiber_info* take_stack(parking_lot& lot) {
+    stack_context sc = cache_of(lot).allocate(lot.stacks);
+    auto* info = ::new (static_cast<char*>(sc.sp) - k_info_space) fiber_info{};
+    init_sanitizer_context(*info, static_cast<char*>(sc.sp) - sc.size, sc.size - k_info_space);
+    return info;
+}
 
-    ctx::stack_context allocate() {
-        ctx::stack_context sc = cache().allocate(lot->stacks);
-        auto* info = ::new (static_cast<char*>(sc.sp) - k_info_space) fiber_info{};
-        sc.sp = info;
-        sc.size -= k_info_space;
-        init_sanitizer_context(*info, static_cast<char*>(sc.sp) - sc.size, sc.size);
-        *created = info;
-        tsan_switch(info->tsan_fiber); // the creator switches back after the constructor
-        return sc;
-    }
-
-    void deallocate(ctx::stack_context& sc) noexcept {
-        auto* info = static_cast<fiber_info*>(sc.sp);
-        destroy_sanitizer_context(*info);
-        info->~fiber_info();
-        sc.sp = static_cast<char*>(sc.sp) + k_info_space;
-        sc.size += k_info_space;
-        cache().deallocate(lot->stacks, sc);
-    }
-};
+// The stack whose record is `info` goes back to the cache; its fiber has ended.
+void release_stack(parking_lot& lot, fiber_info* info) noexcept {
+    destroy_sanitizer_context(*info);
+    info->~fiber_info();
+    stack_context sc;
+    sc.sp = reinterpret_cast<char*>(info) + k_info_space;
+    sc.size = lot.stacks.stack_size();
+    cache_of(lot).deallocate(lot.stacks, sc);
+}
 
 std::size_t default_parking_cap() {
     // Each parked task holds a guarded stack: two memory maps. Use at most three quarters of the
@@ -170,46 +161,78 @@ struct fiber_runtime {
         return s.m_parking->per_worker[w.m_index];
     }
 
-    // A fresh loop fiber of s; its sanitizer record through `info`. Throws std::bad_alloc.
-    static ctx::fiber make_loop_fiber(fj::scheduler& s, fiber_info*& info) {
-        void* const creator = tsan_current();
-        pooled_stack alloc{s.m_parking.get(), &info};
-        try {
-            ctx::fiber f(std::allocator_arg, alloc,
-                         [&s](ctx::fiber&& caller) { return loop(s, std::move(caller)); });
-            tsan_switch(creator);
-            return f;
-        } catch (...) {
-            tsan_switch(creator);
-            throw;
-        }
+    // What a fresh loop fiber does first, on the far side of the switch that starts it, with the
+    // context that switched to it. Lives on that context's stack, which may be resumed elsewhere
+    // as soon as the record is queued: read everything before that.
+    struct start_message {
+        fj::scheduler* s;
+        fiber_info* self; // the fresh fiber's own record
+        // Null: the worker's first loop fiber (the context left is the thread's own stack);
+        // else the context left parks: store it in `record` and call enqueue(context, record).
+        park_record* record;
+        void (*enqueue)(void* closure, park_record& record);
+        void* closure;
+    };
+
+    // What the context that a loop fiber ends into receives: the ended fiber's stack to release.
+    struct exit_message {
+        parking_lot* lot;
+        fiber_info* ended;
+    };
+
+    // A fresh loop fiber of s, not started; its record through `info`. Throws std::bad_alloc.
+    static context_handle make_loop_fiber(fj::scheduler& s, fiber_info*& info) {
+        info = take_stack(*s.m_parking);
+        return make_context(info, info->stack_size, &fiber_main);
     }
 
-    // The same, or an empty fiber when no stack can be had (the caller then does not park).
-    static ctx::fiber try_make_loop_fiber(fj::scheduler& s, fiber_info*& info) noexcept {
+    // The same, or null when no stack can be had (the caller then does not park).
+    static context_handle try_make_loop_fiber(fj::scheduler& s, fiber_info*& info) noexcept {
         try {
             return make_loop_fiber(s, info);
         } catch (const std::bad_alloc&) {
-            return {};
+            return nullptr;
         }
     }
 
-    // Ends the calling loop fiber by switching to `next` (described by `next_info`).
-    static ctx::fiber end_into(ctx::fiber&& next, fiber_info& next_info) noexcept {
-        context().fiber = &next_info;
-        before_switch(nullptr, next_info);
-        return std::move(next);
-    }
-
-    // The body of every loop fiber. `caller` is the worker's native context for the first loop
-    // fiber of a thread, empty for the ones started by a park.
-    static ctx::fiber loop(fj::scheduler& s, ctx::fiber&& caller) noexcept {
+    // The body of every loop fiber; never returns. Runs the loop, then ends into the context the
+    // loop chose (a parked task to resume, or the thread's own stack when the pool stops).
+    static void fiber_main(transfer t) noexcept {
+        const auto& m = *static_cast<const start_message*>(t.data);
+        fj::scheduler& s = *m.s;
+        fiber_info& self = *m.self;
         {
             fiber_worker& fw = state_of(s, *current_worker());
-            after_switch(nullptr, caller ? &fw.native_info : nullptr);
-            if (caller)
-                fw.native = std::move(caller);
+            after_switch(nullptr, m.record == nullptr ? &fw.native_info : nullptr);
+            if (m.record == nullptr) {
+                fw.native = t.fctx;
+            } else {
+                m.record->parked = t.fctx;       // saved: from here on it may be resumed
+                m.enqueue(m.closure, *m.record); // last touch of the parked stack
+            }
         }
+        const next_context next = loop(s);
+        exit_message bye{s.m_parking.get(), &self};
+        context().fiber = next.info;
+        exit_to(next.context, *next.info, &bye, &on_arrival_after_exit);
+    }
+
+    // Runs on the stack that a loop fiber ended into, before that context goes on: the ended
+    // fiber's stack goes back to the pool (its sanitizer contexts are no longer current).
+    static transfer on_arrival_after_exit(transfer t) noexcept {
+        const auto& bye = *static_cast<const exit_message*>(t.data);
+        release_stack(*bye.lot, bye.ended);
+        return {nullptr, nullptr};
+    }
+
+    struct next_context {
+        context_handle context;
+        fiber_info* info;
+    };
+
+    // The loop of every loop fiber. Returns the context to end into: a parked task taken at top
+    // level, or the worker thread's own stack when the pool stops.
+    static next_context loop(fj::scheduler& s) noexcept {
         for (;;) {
             worker& w = *current_worker(); // re-read every round: this fiber may have migrated
             fiber_worker& fw = state_of(s, w);
@@ -218,7 +241,7 @@ struct fiber_runtime {
             if (fw.yielded_first == nullptr) {
                 t = s.find_work_or_sleep(w);
                 if (t == nullptr) // stopped: end on the thread's own stack
-                    return end_into(std::move(fw.native), fw.native_info);
+                    return {fw.native, &fw.native_info};
             } else {
                 // A yielded task waits here: never sleep (its predicate cannot wake us), and
                 // re-check it once its patience has run out. find_work(), not
@@ -235,10 +258,8 @@ struct fiber_runtime {
             s.run_task(w, t);
             fiber_worker& now = state_of(s, *current_worker());
             now.loop_task = nullptr;
-            if (park_record* r = std::exchange(now.resume_next, nullptr)) {
-                fiber_info& info = *r->info; // r lives on the stack we switch to: read it first
-                return end_into(std::move(r->fiber), info);
-            }
+            if (park_record* r = std::exchange(now.resume_next, nullptr))
+                return {r->parked, r->info}; // r lives on the stack we end into
         }
     }
 
@@ -248,13 +269,14 @@ struct fiber_runtime {
         fiber_worker& fw = state_of(s, w);
         capture_native_context(fw.native_info);
         fiber_info* info = nullptr;
-        ctx::fiber first = try_make_loop_fiber(s, info);
-        if (!first)
+        const context_handle first = try_make_loop_fiber(s, info);
+        if (first == nullptr)
             return false;
+        start_message m{&s, info, nullptr, nullptr, nullptr};
         context().fiber = info;
-        before_switch(&fw.native_info, *info);
-        std::move(first).resume(); // returns when a loop fiber of this thread ends (stop)
-        after_switch(&state_of(s, *current_worker()).native_info);
+        // Returns when a loop fiber of this thread ends into it (stop). Native stacks never
+        // migrate: this is still worker w's thread.
+        switch_to(fw.native_info, first, *info, &m);
         context().fiber = nullptr;
         return true;
     }
@@ -283,17 +305,11 @@ struct fiber_runtime {
             // leave it alone. Only this thread stores into the slot, so an empty slot stays
             // empty until our store. Taken already by a loop, the record may be resumed and gone.
             if (w->m_resumable.load(std::memory_order_relaxed) == nullptr) {
-                // release: the record before whoever takes it (acquire exchange). The store and
-                // the sleeper check that follows are the pusher's half of the sleep protocol's
-                // Dekker pair (docs/design.md#sleep), exactly as in push_local().
-                if (s.m_asymmetric_barrier) {
-                    w->m_resumable.store(r, std::memory_order_release);
-                    light_barrier();
-                } else {
-                    w->m_resumable.store(r, std::memory_order_seq_cst);
-                }
-                if (s.m_sleep.has_waiters()) [[unlikely]]
-                    s.m_sleep.notify_one();
+                // release (at least): the record before whoever takes it (acquire exchange).
+                s.publish_work([&](bool seq_cst) {
+                    w->m_resumable.store(r, seq_cst ? std::memory_order_seq_cst
+                                                    : std::memory_order_release);
+                });
                 return;
             }
             // Two waiters woken before this worker's loop came back (a completion nested in a
@@ -372,8 +388,8 @@ struct fiber_runtime {
     static bool park_with(fj::scheduler& s, Enqueue&& enqueue) {
         worker* w = current_worker();
         fiber_info* next_info = nullptr;
-        ctx::fiber next = try_make_loop_fiber(s, next_info);
-        if (!next)
+        const context_handle next = try_make_loop_fiber(s, next_info);
+        if (next == nullptr)
             return false;
         park_record rec;
         rec.m_run = &resume;
@@ -392,15 +408,13 @@ struct fiber_runtime {
         // The profiler's frames live on the parked stack: they leave with it and come back
         // wherever it resumes; the fresh loop fiber starts outside any frame.
         profile_frame* const frames = std::exchange(context().profile, nullptr);
+        const auto call_enqueue = [](void* closure, park_record& r) {
+            (*static_cast<std::remove_reference_t<Enqueue>*>(closure))(r);
+        };
+        start_message m{&s, next_info, &rec, call_enqueue, &enqueue};
         context().fiber = next_info;
-        before_switch(self, *next_info);
-        std::move(next).resume_with([&rec, &enqueue](ctx::fiber&& parked) -> ctx::fiber {
-            rec.fiber = std::move(parked); // saved: from here on it may be resumed
-            enqueue(rec);
-            return {};
-        });
+        switch_to(*self, next, *next_info, &m);
         // Resumed, maybe on another worker of the pool.
-        after_switch(self);
         context().fiber = self;
         context().profile = frames;
         worker& now = *current_worker();

@@ -33,6 +33,10 @@
 #define FJ_STACK_POOL_ASAN 0
 #endif
 
+#if FJ_STACK_POOL_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace fj::detail {
 namespace {
 
@@ -158,6 +162,17 @@ page_written(const void* page, std::size_t page_size) noexcept {
     return false;
 }
 #endif
+
+// AddressSanitizer keeps its shadow of memory across munmap and mmap: redzones left poisoned in a
+// range (a frame that never returned, by anyone: this pool, another library's fibers) would
+// reappear at other offsets of whatever is mapped there next, as false stack-buffer-overflow
+// reports (docs/design.md#fiber-switches). So a stack is mapped clean and unmapped clean. Cheap:
+// for large ranges ASan returns the shadow's pages to the kernel instead of writing them.
+void forget_poison([[maybe_unused]] void* begin, [[maybe_unused]] std::size_t size) noexcept {
+#if FJ_STACK_POOL_ASAN
+    __asan_unpoison_memory_region(begin, size);
+#endif
+}
 
 } // namespace
 
@@ -298,6 +313,7 @@ void* stack_pool::map_stack() {
     }
     // relaxed: a statistic (see live()).
     m_mapped.fetch_add(1, std::memory_order_relaxed);
+    forget_poison(base + m_guard_size, m_stack_size);
     return base + total;
 }
 
@@ -312,6 +328,7 @@ void stack_pool::unmap_stack(void* top) noexcept {
 #endif
         g_registry.remove(it->slot); // before the munmap: the range may be reused right after
     }
+    forget_poison(reinterpret_cast<char*>(base) + m_guard_size, m_stack_size);
     ::munmap(reinterpret_cast<void*>(base), total);
     // relaxed: a statistic (see live()).
     m_mapped.fetch_sub(1, std::memory_order_relaxed);

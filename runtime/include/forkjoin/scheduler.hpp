@@ -103,20 +103,32 @@ private:
         return (w != nullptr && w->m_owner == this) ? w : nullptr;
     }
 
-    // Pushes t to the calling worker's deque and wakes a sleeper if one sleeps. Throws only if
-    // the deque cannot grow, and then before t is published. The store that
-    // publishes t and the load of the sleeper count form the pusher's half of the sleep
-    // protocol's Dekker pair (docs/design.md#sleep): with the asymmetric barrier the sleeper
-    // pays for the StoreLoad fence, else the push is a seq_cst store.
-    void push_local(detail::worker& w, detail::task* t) {
+    // The pusher's half of the sleep protocol's Dekker pair (docs/design.md#sleep), for every
+    // store that makes work visible to the pool's workers: `publish(seq_cst)` makes the store,
+    // then the sleeper count is read and a sleeper woken if one sleeps. With the asymmetric
+    // barrier the sleeper pays for the StoreLoad fence (publish(false): a release store and a
+    // compiler barrier), else the store is seq_cst (publish(true)).
+    template <class Publish>
+    void publish_work(Publish&& publish) {
         if (m_asymmetric_barrier) [[likely]] {
-            w.m_deque.push(t);
+            publish(false);
             detail::light_barrier();
         } else {
-            w.m_deque.push_seq_cst(t);
+            publish(true);
         }
         if (m_sleep.has_waiters()) [[unlikely]]
             m_sleep.notify_one();
+    }
+
+    // Pushes t to the calling worker's deque and wakes a sleeper if one sleeps. Throws only if
+    // the deque cannot grow, and then before t is published.
+    void push_local(detail::worker& w, detail::task* t) {
+        publish_work([&](bool seq_cst) {
+            if (seq_cst)
+                w.m_deque.push_seq_cst(t);
+            else
+                w.m_deque.push(t);
+        });
     }
 
     // The same operations without the profiler's hooks (what they run outside fj::profile).

@@ -51,9 +51,10 @@ struct alignas(128) worker {
     // top level takes it before anything else, this worker's own or, if that one is busy, a
     // thief's; helping frames never do (they could only queue it again). Only the owner stores a
     // record here, and only into an empty slot; anyone takes it with an exchange. Its own cache
-    // line: thieves read it on every steal attempt, the owner writes it once per wake-up.
+    // line (m_cache starts the next one): thieves read it on every steal attempt, the owner
+    // writes it once per wake-up, but writes m_cache on every allocation.
     alignas(64) std::atomic<task*> m_resumable{nullptr};
-    block_cache m_cache;
+    alignas(64) block_cache m_cache;
     trace_buffer* m_trace = nullptr; // set once before the worker starts when the pool traces
     worker_counters m_stats;
 
