@@ -1,4 +1,4 @@
-// Join latency in numbers (docs/performance.md#join-latency, issue 3): how soon a task waiting on
+// Join latency in numbers (docs/performance.md#join-latency): how soon a task waiting on
 // a stolen child returns once the child is done, when its worker has long unrelated tasks to run
 // in the meantime (the oneTBB#942 shape). A parking pool against a helping one, in one process.
 //

@@ -1,5 +1,5 @@
-// reschedule_until(pred): yield-parking against bounded helping (docs/performance.md#parking,
-// issue 3), as Google Benchmark cases.
+// reschedule_until(pred): yield-parking against bounded helping, as Google Benchmark cases
+// (docs/performance.md#reschedule-until).
 //
 // A predicate cannot wake anybody, so a reschedule_until that the worker's own deque does not
 // satisfy must re-check it now and then. Two strategies, chosen per pool:

@@ -1,11 +1,10 @@
-// The fast paths do not touch the heap (the core-runtime issue's item 7, the fibers issue's "no
-// heap allocation per fork or join"): fj::join keeps both task frames on the caller's stack, and
-// fork() takes its future state from the worker's block cache, which recycles the blocks of
-// finished tasks. Every allocation the runtime makes goes through ::operator new (block_cache.hpp,
-// worker.hpp, the deque's rings), so this binary replaces the global operator new and counts the
-// calls. Each test warms its pool up with the same computation first (deque rings grown, blocks
-// cached, fiber stacks mapped, which is mmap, not the heap), then counts the allocations made
-// while the computation runs again.
+// The fast paths do not touch the heap (no allocation per fork or join): fj::join keeps both task
+// frames on the caller's stack, and fork() takes its future state from the worker's block cache,
+// which recycles the blocks of finished tasks. Every allocation the runtime makes goes through
+// ::operator new (block_cache.hpp, worker.hpp, the deque's rings), so this binary replaces the
+// global operator new and counts the calls. Each test warms its pool up with the same computation
+// first (deque rings grown, blocks cached, fiber stacks mapped, which is mmap, not the heap), then
+// counts the allocations made while the computation runs again.
 #include "support.hpp"
 
 #include <atomic>

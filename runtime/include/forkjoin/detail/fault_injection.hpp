@@ -1,6 +1,6 @@
 // Test hooks that make the runtime's resource acquisitions fail on demand, so tests can check
-// that exhaustion surfaces as a clean exception with no task lost or run twice (issue:
-// reliability).
+// that exhaustion surfaces as a clean exception with no task lost or run twice
+// (docs/reliability.md).
 //
 //   fj::detail::fault_injection::arm(site::task_allocation, /*skip=*/10, /*fail=*/1);
 //
