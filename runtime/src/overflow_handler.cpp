@@ -2,7 +2,7 @@
 #include "overflow_handler.hpp"
 
 #include "fiber_switch.hpp" // FJ_ASAN / FJ_TSAN
-#include "stack_pool.hpp"
+#include "guard_registry.hpp"
 
 #include <csignal>
 #include <cstddef>

@@ -1,5 +1,5 @@
 // A task that overflows its stack hits the stack's guard: a SIGSEGV like any other, which tells
-// the user nothing. This handler recognises a fault in a guard (stack_pool.hpp's registry: the
+// the user nothing. This handler recognises a fault in a guard (guard_registry.hpp: the
 // fiber stacks' guards, and the end of every worker thread's own stack, where tasks run with
 // parking off) and says "stack overflow in a task" and what to do, then lets the fault take its
 // course (the previous handler, or the default action: the process dies with SIGSEGV).

@@ -30,6 +30,12 @@ bool try_park(completion& c);
 // running on top of its frame. Returns false, having done nothing, where parking is not allowed.
 bool try_yield(std::uint32_t patience = 1);
 
+// Runs w's loop on fibers until the pool stops; false, running nothing, if no loop fiber was made.
+bool run_worker_on_fibers(fj::scheduler& s, worker& w);
+
+// True if t is a parked task's record (queued to resume it): counters and traces leave it out.
+bool is_park_record(const task* t) noexcept;
+
 // The fiber counters of a scheduler_stats snapshot.
 void add_fiber_stats(const parking_lot& lot, scheduler_stats& stats) noexcept;
 

@@ -8,8 +8,8 @@
 //   - destroying a pre-fork scheduler does not join threads that do not exist.
 // The handlers hold the runtime's process-wide mutexes across fork(), so the child never
 // inherits one locked by a thread that is not there.
+#include "guard_registry.hpp"
 #include "scheduler_registry.hpp"
-#include "stack_pool.hpp"
 #include "system.hpp"
 
 #include <atomic>

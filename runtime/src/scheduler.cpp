@@ -1,4 +1,5 @@
-// Scheduler lifecycle: start-up, submission, shutdown, statistics.
+// Scheduler lifecycle: start-up, submission, shutdown. Continuations are routed in
+// continuation_routing.cpp, statistics gathered and printed in stats_report.cpp.
 //
 // Shutdown (docs/design.md#shutdown), in steps:
 //   1. close the injection queue (a bit in its tail word): from now on a submit from outside the
@@ -19,7 +20,6 @@
 
 #include <cstdio>
 #include <exception>
-#include <ostream>
 #include <pthread.h>
 #include <sched.h>
 #include <string>
@@ -27,7 +27,6 @@
 
 #include <boost/thread/thread.hpp>
 
-#include <forkjoin/async.hpp>
 #include <forkjoin/profile.hpp>
 #include <forkjoin/scheduler.hpp>
 
@@ -208,144 +207,6 @@ void scheduler::inject(detail::task* t) {
     if (m_injected.push(t, from_own_task) == decltype(m_injected)::push_result::closed)
         detail::throw_scheduler_closed();
     m_sleep.notify_one(); // after the seq_cst CAS that published t: docs/design.md#sleep
-}
-
-// --- Continuations (future::then) ----------------------------------------------------------------
-
-} // namespace fj
-
-namespace fj::detail {
-
-void schedule_continuation(task* t, std::uint64_t& home) noexcept {
-    scheduler* s = current_scheduler_or_null();
-    if (s ==
-        nullptr) { // unreachable: tasks finish inside a scheduler's context; run it, never lose it
-        t->run();
-        return;
-    }
-    home = s->m_id;
-    if (worker* w = s->own_worker()) {
-        try {
-            s->push_local(*w, t); // hot in this cache, and the worker usually runs it next
-            return;
-        } catch (...) { // the deque could not grow: the injection queue needs no memory
-        }
-    }
-    s->inject(t); // from one of s's own tasks: accepted even while s drains (see inject())
-}
-
-void start_continuation(task* t, std::uint64_t antecedent_home, std::uint64_t& home) {
-    scheduler* s = current_scheduler_or_null();
-    if (s != nullptr && (antecedent_home == 0 || s->m_id == antecedent_home)) {
-        // Inside the antecedent's own pool (the common case, no lock) or with no home to go to.
-        home = s->m_id;
-        if (worker* w = s->own_worker())
-            s->push_local(*w, t);
-        else
-            s->inject(t);
-        return;
-    }
-    if (antecedent_home != 0) {
-        // Elsewhere: the antecedent's pool if it still exists and accepts work. Under the
-        // registry's lock, so it cannot be destroyed while we inject.
-        const bool queued = with_live_scheduler(antecedent_home, [&](scheduler& home_pool) {
-            home = home_pool.m_id;
-            try {
-                home_pool.inject(t);
-                return true;
-            } catch (...) { // closed, or created before a fork() in this child: go elsewhere
-                return false;
-            }
-        });
-        if (queued)
-            return;
-    }
-    scheduler& fallback = current_scheduler();
-    home = fallback.m_id;
-    if (worker* w = fallback.own_worker())
-        fallback.push_local(*w, t);
-    else
-        fallback.inject(t); // throws fj::scheduler_closed after shutdown, before anything is queued
-}
-
-std::uint64_t current_scheduler_id() noexcept {
-    const scheduler* s = current_scheduler_or_null();
-    return s != nullptr ? s->m_id : 0;
-}
-
-} // namespace fj::detail
-
-namespace fj {
-
-// --- Statistics ---------------------------------------------------------------------------------
-
-scheduler_stats scheduler::stats() const {
-    scheduler_stats s;
-    s.workers.reserve(m_worker_count);
-    for (const auto& w : m_workers) {
-        const detail::worker_counters& c = w->m_stats;
-        worker_stats ws{c.tasks_run.get(),     c.forks.get(),          c.steals.get(),
-                        c.failed_steals.get(), c.injected_taken.get(), c.sleeps.get(),
-                        c.wakeups.get(),       c.parks.get(),          c.resumes.get(),
-                        c.migrations.get()};
-        ws.queued = w->m_deque.size_hint();
-        ws.asleep = ws.sleeps > ws.wakeups;
-        s.workers.push_back(ws);
-    }
-    s.closed = is_closed();
-    s.injected_empty = m_injected.empty_hint();
-    s.active = m_active.load(std::memory_order_relaxed); // a diagnostic snapshot: any value will do
-    s.parked = m_parked.load(std::memory_order_relaxed);
-    s.parking = m_parking != nullptr;
-    if (m_parking != nullptr)
-        detail::add_fiber_stats(*m_parking, s);
-    return s;
-}
-
-worker_stats& worker_stats::operator+=(const worker_stats& o) noexcept {
-    tasks_run += o.tasks_run;
-    forks += o.forks;
-    steals += o.steals;
-    failed_steals += o.failed_steals;
-    injected_taken += o.injected_taken;
-    sleeps += o.sleeps;
-    wakeups += o.wakeups;
-    parks += o.parks;
-    resumes += o.resumes;
-    migrations += o.migrations;
-    return *this;
-}
-
-worker_stats scheduler_stats::total() const noexcept {
-    worker_stats sum;
-    for (const auto& w : workers)
-        sum += w;
-    return sum;
-}
-
-std::ostream& operator<<(std::ostream& out, const scheduler_stats& stats) {
-    const auto counters = [&](const std::string& name, const worker_stats& w) {
-        out << name << ": tasks_run=" << w.tasks_run << " forks=" << w.forks
-            << " steals=" << w.steals << " failed_steals=" << w.failed_steals
-            << " injected_taken=" << w.injected_taken << " sleeps=" << w.sleeps
-            << " wakeups=" << w.wakeups << " parks=" << w.parks << " resumes=" << w.resumes
-            << " migrations=" << w.migrations;
-    };
-    for (std::size_t i = 0; i < stats.workers.size(); ++i) {
-        const worker_stats& w = stats.workers[i];
-        counters("worker " + std::to_string(i), w);
-        out << " | deque=" << w.queued << (w.asleep ? " asleep" : " awake") << '\n';
-    }
-    counters("total", stats.total());
-    out << "\nscheduler: " << (stats.closed ? "closed" : "open") << ", injection queue "
-        << (stats.injected_empty ? "empty" : "not empty") << ", active=" << stats.active
-        << ", parked=" << stats.parked;
-    if (stats.parking)
-        out << ", fiber stacks=" << stats.fiber_stacks << " (peak in use "
-            << stats.peak_fiber_stacks << ")\n";
-    else
-        out << " (parking off)\n";
-    return out;
 }
 
 } // namespace fj

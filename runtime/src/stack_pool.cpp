@@ -1,5 +1,5 @@
-// Fiber stacks: mapping, the free list, trimming, and the process-wide guard registry (see
-// stack_pool.hpp).
+// Fiber stacks: mapping, the free list, trimming, and the per-worker cache (see stack_pool.hpp).
+// Each stack's guard is registered in guard_registry.cpp.
 #include "stack_pool.hpp"
 
 #include <algorithm>
@@ -7,7 +7,6 @@
 #include <cstring>
 #include <limits>
 #include <new>
-#include <pthread.h>
 #include <stdexcept>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -40,88 +39,6 @@
 namespace fj::detail {
 namespace {
 
-// --- Guard registry ------------------------------------------------------------------------------
-
-// One word per stack: the guard's base address (page-aligned, so its low 12 bits are zero on every
-// Linux page size) ORed with the guard's length in 4 KiB units (at most 4095 of them). One word,
-// so a reader never sees half of one registration and half of another.
-constexpr std::uintptr_t k_unit = 4096;
-constexpr std::uintptr_t k_unit_mask = k_unit - 1;
-constexpr std::uint32_t k_no_slot = std::numeric_limits<std::uint32_t>::max();
-// How far below a worker thread's stack a fault still counts as its overflow (thread_stack_guard).
-constexpr std::uintptr_t k_guard_window_below = std::uintptr_t{64} << 10;
-
-static_assert(std::atomic<std::uintptr_t>::is_always_lock_free &&
-                  std::atomic<std::size_t>::is_always_lock_free,
-              "address_in_stack_guard must be async-signal-safe");
-
-class guard_registry {
-public:
-    static constexpr std::size_t k_slots = 65536; // 512 KiB of zero pages until used
-
-    // The slot now holding [base, base + guard_bytes), or k_no_slot if the registry is full.
-    // For the fork() handlers (process_fork.cpp).
-    void lock() noexcept { m_mutex.lock(); }
-    void unlock() noexcept { m_mutex.unlock(); }
-
-    std::uint32_t add(std::uintptr_t base, std::size_t guard_bytes) noexcept {
-        const std::uintptr_t word = base | (guard_bytes / k_unit);
-        std::lock_guard lock(m_mutex);
-        // relaxed: only writers change m_high_water, and they hold m_mutex.
-        const std::size_t high = m_high_water.load(std::memory_order_relaxed);
-        std::size_t i = m_first_free;
-        // relaxed: slots are only written under m_mutex, which we hold.
-        while (i < high && m_slots[i].load(std::memory_order_relaxed) != 0)
-            ++i;
-        if (i == k_slots)
-            return k_no_slot;
-        // relaxed: the word is self-contained. A reader that reaches this stack through the
-        // hand-off of the stack itself (a mutex, a fiber switch) happens-after this store and sees
-        // it; one that races may miss it, as it may miss any registration still in progress.
-        m_slots[i].store(word, std::memory_order_relaxed);
-        if (i == high) {
-            // release: a reader that acquires the new high-water mark sees the slot stored above.
-            m_high_water.store(high + 1, std::memory_order_release);
-        }
-        m_first_free = i + 1;
-        return static_cast<std::uint32_t>(i);
-    }
-
-    void remove(std::uint32_t slot) noexcept {
-        if (slot == k_no_slot)
-            return;
-        std::lock_guard lock(m_mutex);
-        // relaxed: clearing publishes nothing else; it precedes the munmap in program order, and a
-        // reader racing with the munmap may report the guard either way (documented).
-        m_slots[slot].store(0, std::memory_order_relaxed);
-        m_first_free = std::min<std::size_t>(m_first_free, slot);
-    }
-
-    bool contains(std::uintptr_t address) const noexcept {
-        // acquire: pairs with the release in add(), so every slot below the mark is initialised.
-        const std::size_t high = m_high_water.load(std::memory_order_acquire);
-        for (std::size_t i = 0; i < high; ++i) {
-            // relaxed: each word is self-contained (see add()).
-            const std::uintptr_t word = m_slots[i].load(std::memory_order_relaxed);
-            const std::uintptr_t base = word & ~k_unit_mask;
-            if (word != 0 && address >= base && address - base < (word & k_unit_mask) * k_unit)
-                return true;
-        }
-        return false;
-    }
-
-private:
-    std::atomic<std::uintptr_t> m_slots[k_slots]; // 0: free; zero-initialised (static storage)
-    std::atomic<std::size_t> m_high_water{0};     // slots at and above it were never used
-    std::size_t m_first_free = 0;                 // no free slot below it; guarded by m_mutex
-    std::mutex m_mutex;
-};
-
-// Constant-initialised, so it exists before any pool and is never destroyed before one: a pool
-// destroyed during static destruction still unregisters, and a SIGSEGV handler can read it any
-// time. (Its destructor is trivial.)
-constinit guard_registry g_registry;
-
 // --- Helpers -------------------------------------------------------------------------------------
 
 std::size_t page_size() noexcept {
@@ -137,6 +54,10 @@ std::size_t round_up(std::size_t n, std::size_t unit) noexcept {
 void*& link_of(void* top) noexcept {
     return static_cast<void**>(top)[-1];
 }
+
+// page_written compares a page with zeros this many bytes at a time: every page size the pool
+// accepts is a multiple of it (the constructor checks the registry's unit).
+constexpr std::size_t k_scan_chunk = k_guard_unit;
 
 // True if some byte of [page, page + page_size) is not zero. glibc's memcmp is vectorised: about
 // 60 ns for 4 KiB here, against about 300 ns for a word loop at -O2. Under AddressSanitizer it is
@@ -156,10 +77,10 @@ page_written(const void* page, std::size_t page_size) noexcept {
 }
 #else
 [[maybe_unused]] bool page_written(const void* page, std::size_t page_size) noexcept {
-    alignas(64) static const unsigned char zeros[k_unit] = {};
+    alignas(64) static const unsigned char zeros[k_scan_chunk] = {};
     const auto* const begin = static_cast<const unsigned char*>(page);
-    for (std::size_t offset = 0; offset < page_size; offset += k_unit)
-        if (std::memcmp(begin + offset, zeros, k_unit) != 0)
+    for (std::size_t offset = 0; offset < page_size; offset += k_scan_chunk)
+        if (std::memcmp(begin + offset, zeros, k_scan_chunk) != 0)
             return true;
     return false;
 }
@@ -197,47 +118,15 @@ void forget_poison([[maybe_unused]] void* begin, [[maybe_unused]] std::size_t si
 
 } // namespace
 
-bool address_in_stack_guard(const void* address) noexcept {
-    return g_registry.contains(reinterpret_cast<std::uintptr_t>(address));
-}
-
-void lock_guard_registry() noexcept {
-    g_registry.lock();
-}
-
-void unlock_guard_registry() noexcept {
-    g_registry.unlock();
-}
-
-thread_stack_guard::thread_stack_guard() noexcept : m_slot(k_no_slot) {
-    pthread_attr_t attributes;
-    if (pthread_getattr_np(pthread_self(), &attributes) != 0)
-        return;
-    void* low = nullptr; // the lowest usable address: the thread library's guard lies below it
-    std::size_t size = 0;
-    const bool found = pthread_attr_getstack(&attributes, &low, &size) == 0;
-    pthread_attr_destroy(&attributes);
-    const auto base = reinterpret_cast<std::uintptr_t>(low);
-    if (!found || base % k_unit != 0 || base < k_guard_window_below)
-        return;
-    // From 64 KiB below the stack to the end of its lowest page: a frame that overflows faults
-    // in the thread library's guard (a page by default) or, if large, somewhat below it.
-    m_slot = g_registry.add(base - k_guard_window_below, k_guard_window_below + k_unit);
-}
-
-thread_stack_guard::~thread_stack_guard() {
-    g_registry.remove(m_slot);
-}
-
 // --- stack_pool ----------------------------------------------------------------------------------
 
 stack_pool::stack_pool(std::size_t stack_size, std::size_t trim_above_bytes)
     : m_page_size(page_size()) {
     // The registry encodes guards in 4 KiB units and needs page-aligned bases.
-    if (m_page_size % k_unit != 0)
+    if (m_page_size % k_guard_unit != 0)
         throw std::invalid_argument("fj::stack_pool: the page size is not a multiple of 4096");
     m_guard_size = round_up(k_guard_bytes, m_page_size);
-    if (m_guard_size / k_unit > k_unit_mask)
+    if (m_guard_size / k_guard_unit > k_guard_max_units)
         throw std::invalid_argument("fj::stack_pool: the page size is too large for the guard");
     const std::size_t max_size =
         std::numeric_limits<std::size_t>::max() - m_guard_size - m_page_size;
@@ -317,7 +206,7 @@ void* stack_pool::map_stack() {
         throw std::bad_alloc();
     }
     const auto b = reinterpret_cast<std::uintptr_t>(base);
-    mapping m{b, g_registry.add(b, m_guard_size), 0};
+    mapping m{b, register_stack_guard(b, m_guard_size), 0};
 #if FJ_STACK_POOL_VALGRIND
     m.valgrind_id = VALGRIND_STACK_REGISTER(base + m_guard_size, base + total);
 #endif
@@ -328,7 +217,7 @@ void* stack_pool::map_stack() {
 #if FJ_STACK_POOL_VALGRIND
         VALGRIND_STACK_DEREGISTER(m.valgrind_id);
 #endif
-        g_registry.remove(m.slot);
+        unregister_stack_guard(m.slot);
         ::munmap(base, total);
         throw std::bad_alloc();
     }
@@ -347,7 +236,7 @@ void stack_pool::unmap_stack(void* top) noexcept {
 #if FJ_STACK_POOL_VALGRIND
         VALGRIND_STACK_DEREGISTER(it->valgrind_id);
 #endif
-        g_registry.remove(it->slot); // before the munmap: the range may be reused right after
+        unregister_stack_guard(it->slot); // before the munmap: the range may be reused right after
     }
     forget_poison(reinterpret_cast<char*>(base) + m_guard_size, m_stack_size, m_page_size);
     ::munmap(reinterpret_cast<void*>(base), total);

@@ -24,8 +24,11 @@
 // sp) links it into the pool's free list, so the pool never allocates on a return.
 //
 // Guard pages of every pool are listed in one process-wide registry that a SIGSEGV handler can
-// read without locks (address_in_stack_guard), to tell a stack overflow from other faults.
+// read without locks (address_in_stack_guard, guard_registry.hpp), to tell a stack overflow from
+// other faults.
 #pragma once
+
+#include "guard_registry.hpp" // each stack's guard is registered there
 
 #include <array>
 #include <atomic>
@@ -37,33 +40,6 @@
 #include <boost/context/stack_context.hpp>
 
 namespace fj::detail {
-
-// True if `address` lies in the guard area of a stack that some stack_pool of this process has
-// mapped and not yet unmapped. Async-signal-safe (lock-free atomic loads only; no allocation, no
-// locks), for a SIGSEGV handler. The registry holds 65536 stacks (more than vm.max_map_count
-// allows: 2 VMAs per stack); stacks mapped while it is full are not registered, and this returns
-// false for their guards. A guard unmapped concurrently with the call may be reported either way.
-bool address_in_stack_guard(const void* address) noexcept;
-
-// For the fork() handlers: the child must not inherit the guard registry's lock held.
-void lock_guard_registry() noexcept;
-void unlock_guard_registry() noexcept;
-
-// Registers the calling thread's own stack end with the same registry while it lives, so that a
-// task overflowing a worker thread's stack (parking off, or a worker whose loop fiber could not be
-// made) is named too: the lowest usable page and the 64 KiB below it (the thread library's guard
-// and whatever a large frame can jump to). Best effort: registers nothing if the thread's stack
-// cannot be found or the registry is full.
-class thread_stack_guard {
-public:
-    thread_stack_guard() noexcept;
-    ~thread_stack_guard();
-    thread_stack_guard(const thread_stack_guard&) = delete;
-    thread_stack_guard& operator=(const thread_stack_guard&) = delete;
-
-private:
-    std::uint32_t m_slot;
-};
 
 class stack_cache;
 
@@ -116,7 +92,7 @@ private:
 
     struct mapping {
         std::uintptr_t base;  // the lowest address (the guard's start)
-        std::uint32_t slot;   // index in the guard registry, or k_no_slot
+        std::uint32_t slot;   // index in the guard registry, or k_no_guard_slot
         unsigned valgrind_id; // 0 unless built with FJ_VALGRIND
     };
 

@@ -7,6 +7,7 @@
 // resume_slices). So every track is a well-nested sequence of B/E pairs in time order.
 #include "trace.hpp"
 
+#include "parking.hpp"
 #include "trace_buffer.hpp"
 
 #include <cerrno>
@@ -21,8 +22,6 @@
 #include <forkjoin/detail/worker.hpp>
 
 namespace fj::detail {
-
-bool is_park_record(const task* t) noexcept; // parking.cpp
 
 std::chrono::steady_clock::time_point trace_epoch() noexcept {
     static const std::chrono::steady_clock::time_point epoch = std::chrono::steady_clock::now();

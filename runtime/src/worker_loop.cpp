@@ -12,9 +12,9 @@
 // Idle workers spin for options().spin_before_sleep, then sleep on the event count
 // (docs/design.md#sleep). The shutdown sequence is in scheduler.cpp and docs/design.md#shutdown.
 #include "fiber_switch.hpp"
+#include "guard_registry.hpp"
 #include "overflow_handler.hpp"
 #include "parking.hpp"
-#include "stack_pool.hpp"
 #include "trace_buffer.hpp"
 
 #include <algorithm>
@@ -26,7 +26,6 @@
 #include <forkjoin/scheduler.hpp>
 
 namespace fj::detail {
-bool run_worker_on_fibers(fj::scheduler& s, worker& w); // parking.cpp
 thread_local constinit thread_context tl_context __attribute__((tls_model("initial-exec"))){};
 int tls_anchor = 0;
 
@@ -107,10 +106,6 @@ detail::task* scheduler::steal_from_others(detail::worker* self, std::uint64_t r
     }
     return nullptr;
 }
-
-namespace detail {
-bool is_park_record(const task* t) noexcept; // parking.cpp
-} // namespace detail
 
 // A task taken from the injection queue. A parked task's record is not counted: its resumption
 // takes the count back (fiber_runtime::resume), and the trace leaves it out likewise.

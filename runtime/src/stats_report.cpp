@@ -1,0 +1,80 @@
+// Scheduler statistics: the snapshot (scheduler::stats), the totals, and their text form.
+#include "parking.hpp" // add_fiber_stats
+
+#include <ostream>
+#include <string>
+
+#include <forkjoin/scheduler.hpp>
+
+namespace fj {
+
+scheduler_stats scheduler::stats() const {
+    scheduler_stats s;
+    s.workers.reserve(m_worker_count);
+    for (const auto& w : m_workers) {
+        const detail::worker_counters& c = w->m_stats;
+        worker_stats ws{c.tasks_run.get(),     c.forks.get(),          c.steals.get(),
+                        c.failed_steals.get(), c.injected_taken.get(), c.sleeps.get(),
+                        c.wakeups.get(),       c.parks.get(),          c.resumes.get(),
+                        c.migrations.get()};
+        ws.queued = w->m_deque.size_hint();
+        ws.asleep = ws.sleeps > ws.wakeups;
+        s.workers.push_back(ws);
+    }
+    s.closed = is_closed();
+    s.injected_empty = m_injected.empty_hint();
+    s.active = m_active.load(std::memory_order_relaxed); // a diagnostic snapshot: any value will do
+    s.parked = m_parked.load(std::memory_order_relaxed);
+    s.parking = m_parking != nullptr;
+    if (m_parking != nullptr)
+        detail::add_fiber_stats(*m_parking, s);
+    return s;
+}
+
+worker_stats& worker_stats::operator+=(const worker_stats& o) noexcept {
+    tasks_run += o.tasks_run;
+    forks += o.forks;
+    steals += o.steals;
+    failed_steals += o.failed_steals;
+    injected_taken += o.injected_taken;
+    sleeps += o.sleeps;
+    wakeups += o.wakeups;
+    parks += o.parks;
+    resumes += o.resumes;
+    migrations += o.migrations;
+    return *this;
+}
+
+worker_stats scheduler_stats::total() const noexcept {
+    worker_stats sum;
+    for (const auto& w : workers)
+        sum += w;
+    return sum;
+}
+
+std::ostream& operator<<(std::ostream& out, const scheduler_stats& stats) {
+    const auto counters = [&](const std::string& name, const worker_stats& w) {
+        out << name << ": tasks_run=" << w.tasks_run << " forks=" << w.forks
+            << " steals=" << w.steals << " failed_steals=" << w.failed_steals
+            << " injected_taken=" << w.injected_taken << " sleeps=" << w.sleeps
+            << " wakeups=" << w.wakeups << " parks=" << w.parks << " resumes=" << w.resumes
+            << " migrations=" << w.migrations;
+    };
+    for (std::size_t i = 0; i < stats.workers.size(); ++i) {
+        const worker_stats& w = stats.workers[i];
+        counters("worker " + std::to_string(i), w);
+        out << " | deque=" << w.queued << (w.asleep ? " asleep" : " awake") << '\n';
+    }
+    counters("total", stats.total());
+    out << "\nscheduler: " << (stats.closed ? "closed" : "open") << ", injection queue "
+        << (stats.injected_empty ? "empty" : "not empty") << ", active=" << stats.active
+        << ", parked=" << stats.parked;
+    if (stats.parking)
+        out << ", fiber stacks=" << stats.fiber_stacks << " (peak in use "
+            << stats.peak_fiber_stacks << ")\n";
+    else
+        out << " (parking off)\n";
+    return out;
+}
+
+} // namespace fj
