@@ -30,7 +30,7 @@
 #include <type_traits>
 
 #include <forkjoin/async.hpp>
-#include <forkjoin/detail/callable_check.hpp>
+#include <forkjoin/extension.hpp>
 
 namespace fj {
 
@@ -39,7 +39,7 @@ namespace detail {
 template <std::integral Index, class Body>
 void parallel_for_indices(scheduler& sched, const index_space<Index>& space, std::size_t grain,
                           Body& body) {
-    check_callable(body);
+    ext::check_callable(body);
     auto leaf = [&](std::size_t lo, std::size_t hi, loop_failure& failure) {
         std::size_t k = lo;
         try {
@@ -61,7 +61,7 @@ void parallel_for_indices(scheduler& sched, const index_space<Index>& space, std
 
 template <std::integral Index, class Body>
 void parallel_for_blocks(scheduler& sched, const blocked_range<Index>& range, Body& body) {
-    check_callable(body);
+    ext::check_callable(body);
     using U = std::make_unsigned_t<Index>;
     auto leaf = [&](std::size_t lo, std::size_t hi, loop_failure& failure) {
         const auto at = [&](std::size_t k) {
@@ -79,7 +79,7 @@ void parallel_for_blocks(scheduler& sched, const blocked_range<Index>& range, Bo
 template <std::random_access_iterator It, class Fn>
 void parallel_for_each_impl(scheduler& sched, It first, It last, std::size_t grain, Fn& fn) {
     const std::size_t n = iterator_distance("fj::parallel_for_each", first, last);
-    check_callable(fn);
+    ext::check_callable(fn);
     auto leaf = [&](std::size_t lo, std::size_t hi, loop_failure& failure) {
         std::size_t k = lo;
         try {

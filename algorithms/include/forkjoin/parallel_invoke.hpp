@@ -13,7 +13,7 @@
 #include <tuple>
 
 #include <forkjoin/async.hpp>
-#include <forkjoin/detail/callable_check.hpp>
+#include <forkjoin/extension.hpp>
 
 namespace fj {
 
@@ -34,7 +34,7 @@ void invoke_slice(scheduler& sched, Tuple& fns) {
 
 template <class... Fns>
 requires(std::invocable<Fns&>&&...) void parallel_invoke(scheduler& sched, Fns&&... fns) {
-    (detail::check_callable(fns), ...);
+    (ext::check_callable(fns), ...);
     if constexpr (sizeof...(Fns) == 1) {
         sched.join(fns..., [] {}); // still on the scheduler, as the other counts are
     } else if constexpr (sizeof...(Fns) > 1) {

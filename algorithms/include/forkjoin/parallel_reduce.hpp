@@ -32,7 +32,7 @@
 #include <utility>
 
 #include <forkjoin/async.hpp>
-#include <forkjoin/detail/callable_check.hpp>
+#include <forkjoin/extension.hpp>
 
 namespace fj {
 
@@ -45,8 +45,8 @@ concept reduces_with = std::convertible_to<std::invoke_result_t<Reduce&, T, Valu
 template <std::integral Index, class T, class Map, class Reduce>
 T parallel_reduce_indices(scheduler& sched, const index_space<Index>& space, std::size_t grain,
                           const T& identity, Map& map, Reduce& reduce) {
-    check_callable(map);
-    check_callable(reduce);
+    ext::check_callable(map);
+    ext::check_callable(reduce);
     auto leaf = [&](std::size_t lo, std::size_t hi, loop_failure& failure) -> T {
         T acc = identity;
         std::size_t k = lo;
@@ -64,8 +64,8 @@ T parallel_reduce_indices(scheduler& sched, const index_space<Index>& space, std
 template <std::integral Index, class T, class Chunk, class Reduce>
 T parallel_reduce_blocks(scheduler& sched, const blocked_range<Index>& range, const T& identity,
                          Chunk& chunk, Reduce& reduce) {
-    check_callable(chunk);
-    check_callable(reduce);
+    ext::check_callable(chunk);
+    ext::check_callable(reduce);
     using U = std::make_unsigned_t<Index>;
     auto leaf = [&](std::size_t lo, std::size_t hi, loop_failure& failure) -> T {
         const auto at = [&](std::size_t k) {
@@ -85,8 +85,8 @@ template <std::random_access_iterator It, class T, class Map, class Reduce>
 T parallel_reduce_iterators(scheduler& sched, It first, It last, std::size_t grain,
                             const T& identity, Map& map, Reduce& reduce) {
     const std::size_t n = iterator_distance("fj::parallel_reduce", first, last);
-    check_callable(map);
-    check_callable(reduce);
+    ext::check_callable(map);
+    ext::check_callable(reduce);
     auto leaf = [&](std::size_t lo, std::size_t hi, loop_failure& failure) -> T {
         T acc = identity;
         std::size_t k = lo;

@@ -21,18 +21,10 @@
 #include <cstddef>
 #include <utility>
 
-#include <forkjoin/detail/current.hpp>
-#include <forkjoin/detail/worker.hpp>
+#include <forkjoin/extension.hpp>
 #include <forkjoin/scheduler.hpp>
 
 namespace fj::detail {
-
-// True when the calling worker's deque holds nothing: whatever it exposed has been stolen, so a
-// split now feeds an idle worker.
-inline bool own_deque_empty() noexcept {
-    const worker* w = current_worker();
-    return w == nullptr || w->m_deque.empty_hint();
-}
 
 // Leaf: callable as leaf(lo, hi, failure) for offsets [lo, hi); it catches its own exceptions and
 // records them in `failure` (so chunks never throw through the joins).
@@ -56,7 +48,7 @@ public:
     void run_adaptive(std::size_t lo, std::size_t hi, std::size_t chunk) {
         auto chunk_start = clock::now();
         while (hi - lo > 1 && lo < m_failure.limit()) {
-            if (own_deque_empty()) {
+            if (ext::own_queue_empty()) {
                 const std::size_t mid = lo + (hi - lo) / 2;
                 m_sched.join([&] { run_adaptive(lo, mid, chunk); },
                              [&] { run_adaptive(mid, hi, chunk); });
