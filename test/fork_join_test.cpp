@@ -78,16 +78,23 @@ class stolen_work_test : public fj_test::workers_test {};
 TEST_P(stolen_work_test, ForkFromInsideStolenWork) {
     fj::scheduler sched(workers());
     auto root = sched.submit([] {
-        const auto parent = std::this_thread::get_id();
+        // Thread identities are stored into atomics that both sides see, the moment they are
+        // read. std::this_thread::get_id() is a const function (glibc's pthread_self), so a
+        // compiler may evaluate it anywhere before its first use, even after a wait that resumed
+        // the task on another thread: clang -O2 did, in this test, and the child seemed to start
+        // on its forker's thread (docs/design.md#parking, migration and thread-locals).
+        std::atomic<std::thread::id> parent{std::this_thread::get_id()};
+        std::atomic<std::thread::id> child_start{};
         std::atomic<bool> child_started{false};
         auto child = fj::fork([&] {
+            child_start.store(std::this_thread::get_id());
             child_started.store(true);
-            return std::pair{std::this_thread::get_id(), fib_fork(16) + fib_join(16)};
+            return fib_fork(16) + fib_join(16);
         });
         // Not helping here, so only another worker can start the child: it must be stolen.
         const bool started = fj_test::spin_until([&] { return child_started.load(); });
-        auto [child_thread, value] = child.get();
-        return std::tuple{started, child_thread != parent, value};
+        const long value = child.get();
+        return std::tuple{started, child_start.load() != parent.load(), value};
     });
     ASSERT_TRUE(fj_test::wait_ready(root));
     const auto [started, stolen, value] = root.get();
