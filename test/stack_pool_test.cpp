@@ -26,12 +26,22 @@
 namespace {
 
 using fj::detail::address_in_stack_guard;
-using fj::detail::fiber_stack_allocator;
 using fj::detail::stack_cache;
 using fj::detail::stack_pool;
 using sctx_t = boost::context::stack_context;
 
 constexpr std::size_t k_small = std::size_t{1} << 20; // 1 MiB stacks keep the tests light
+
+// A boost::context StackAllocator over a pool: any fiber library can run on its stacks.
+class fiber_stack_allocator {
+public:
+    explicit fiber_stack_allocator(stack_pool& pool) noexcept : m_pool(&pool) {}
+    sctx_t allocate() { return m_pool->allocate(); }
+    void deallocate(sctx_t& sctx) noexcept { m_pool->deallocate(sctx); }
+
+private:
+    stack_pool* m_pool;
+};
 constexpr std::size_t k_trim = std::size_t{64} << 10;
 
 std::size_t page() {

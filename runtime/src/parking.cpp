@@ -85,7 +85,8 @@ struct parking_lot {
 
 namespace {
 
-// The sanitizer record of a fiber sits at the top of its stack, above Boost's control record.
+// The sanitizer record of a fiber sits at the top of its stack, above the context that
+// make_context() places there.
 constexpr std::size_t k_info_space = (sizeof(fiber_info) + 63) & ~std::size_t{63};
 
 // A fresh loop fiber's stack comes from the calling worker's cache over the scheduler's pool,
@@ -168,7 +169,7 @@ struct fiber_runtime {
         fj::scheduler* s;
         fiber_info* self; // the fresh fiber's own record
         // Null: the worker's first loop fiber (the context left is the thread's own stack);
-        // else the context left parks: store it in `record` and call enqueue(context, record).
+        // else the context left parks: store it in `record`, then call enqueue(closure, record).
         park_record* record;
         void (*enqueue)(void* closure, park_record& record);
         void* closure;

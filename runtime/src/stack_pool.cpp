@@ -62,10 +62,9 @@ void*& link_of(void* top) noexcept {
 
 // True if some byte of [page, page + page_size) is not zero. glibc's memcmp is vectorised: about
 // 60 ns for 4 KiB here, against about 300 ns for a word loop at -O2. Under AddressSanitizer it is
-// intercepted and would check the page's shadow, and memory below a stack pointer may hold
-// redzones of frames that are gone (a frame's epilogue clears them, but an exception that
-// unwinds it does so only from where it was thrown); so there, an uninstrumented loop. (Unused
-// with FJ_VALGRIND.)
+// intercepted and checks the shadow of what it reads; this page is dead stack memory, whose
+// shadow the runtime keeps clean but code it does not control (a longjmp past frames, a foreign
+// fiber library) may not, so there, an uninstrumented loop. (Unused with FJ_VALGRIND.)
 #if FJ_STACK_POOL_ASAN
 [[maybe_unused]] __attribute__((no_sanitize_address)) bool
 page_written(const void* page, std::size_t page_size) noexcept {

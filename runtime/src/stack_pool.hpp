@@ -1,4 +1,4 @@
-// Fiber stacks for boost::context::fiber, pooled, so that parking a waiting task on a fiber does
+// Fiber stacks, pooled, so that parking a waiting task on a fiber does
 // not pay for mmap/mprotect/munmap each time.
 //
 // Why large reservations: real fork/join recursions are deep (the UTS T3L tree has depth 17,844
@@ -151,19 +151,6 @@ private:
     stack_pool* m_pool = nullptr;
     std::array<void*, k_capacity> m_tops{}; // stack tops; [m_count - 1] is the most recent
     std::size_t m_count = 0;
-};
-
-// A boost::context StackAllocator over a pool, for
-// boost::context::fiber(std::allocator_arg, fiber_stack_allocator(pool), fn). Copies share the
-// pool, which must outlive every fiber created with it.
-class fiber_stack_allocator {
-public:
-    explicit fiber_stack_allocator(stack_pool& pool) noexcept : m_pool(&pool) {}
-    boost::context::stack_context allocate() { return m_pool->allocate(); }
-    void deallocate(boost::context::stack_context& sctx) noexcept { m_pool->deallocate(sctx); }
-
-private:
-    stack_pool* m_pool;
 };
 
 } // namespace fj::detail
