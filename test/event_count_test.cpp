@@ -1,16 +1,21 @@
 // fj::detail::event_count: the prepare / re-check / cancel-or-commit recipe never loses a wake-up,
 // cancel_wait() leaves nothing behind, and notifications are not sticky.
+#include "../runtime/src/event_count.hpp"
 #include "support.hpp"
 
 #include <atomic>
 #include <thread>
 #include <vector>
 
-#include <forkjoin/detail/event_count.hpp>
-
 namespace {
 
-using fj::detail::event_count;
+// An event count with a state word of its own (a pool keeps the word in its public part).
+struct word_holder {
+    fj::detail::sleep_word word;
+};
+struct event_count : private word_holder, public fj::detail::event_count {
+    event_count() : fj::detail::event_count(word) {}
+};
 using namespace std::chrono_literals;
 
 class event_count_test : public fj_test::guarded_test {};

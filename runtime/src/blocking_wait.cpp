@@ -7,12 +7,13 @@
 // finish() wakes it; the record stays alive until that wake-up has signalled it, because the wake
 // is the producer's last touch (docs/design.md#completion).
 #include "parking.hpp"
+#include "worker_loop.hpp"
 
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 
-#include <forkjoin/scheduler.hpp>
+#include <forkjoin/detail/wait.hpp>
 
 namespace fj::detail {
 namespace {
@@ -47,12 +48,12 @@ void wait_plain(completion& c) {
         // own deque: run our own tasks first, inline, as without fibers (wait inlining). Only
         // in our own pool's context: a foreign task's frame must not pop our deque's tasks.
         auto ready = [&] { return c.is_ready(); };
-        if (w->m_owner == current_scheduler_or_null() && w->m_owner->run_own_until(ready))
+        if (w->m_pool == current_pool() && run_own_until(ready))
             return;
         if (try_park(c)) // stolen and still running: park; the worker goes on
             return;
         w = current_worker(); // re-read: run_own_until may have moved us
-        w->m_owner->help_on_worker(ready);
+        help_on_worker(pool_of(*w->m_pool), ready);
         return;
     }
     blocking_waiter record;
@@ -76,7 +77,7 @@ bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadli
         worker* w = current_worker(); // re-read: we may have migrated
         unsigned polls = 0;
         // A task run while helping may overrun the deadline: help-while-waiting cannot preempt.
-        w->m_owner->help_on_worker([&] {
+        help_on_worker(pool_of(*w->m_pool), [&] {
             return c.is_ready() ||
                    (++polls % 32 == 0 && std::chrono::steady_clock::now() >= deadline);
         });

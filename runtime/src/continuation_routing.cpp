@@ -1,50 +1,58 @@
-// Where a continuation (future::then) is queued: on the scheduler that finished its antecedent, or,
+// Where a continuation (future::then) is queued: on the pool that finished its antecedent, or,
 // when then() finds the antecedent ready already, on the antecedent's home pool if that still
-// accepts work, else on the current scheduler (docs/design.md#composition). when_all and when_any
+// accepts work, else on the current pool (docs/design.md#composition). when_all and when_any
 // take their home from current_scheduler_id().
-#include "scheduler_registry.hpp"
+#include "pool_registry.hpp"
 
-#include <forkjoin/async.hpp> // current_scheduler()
-#include <forkjoin/scheduler.hpp>
+#include <forkjoin/async.hpp> // default_scheduler()
+#include <forkjoin/detail/pool_core.hpp>
 
 namespace fj::detail {
+namespace {
 
-void schedule_continuation(task* t, std::uint64_t& home) noexcept {
-    scheduler* s = current_scheduler_or_null();
-    if (s ==
-        nullptr) { // unreachable: tasks finish inside a scheduler's context; run it, never lose it
-        t->run();
-        return;
-    }
-    home = s->m_id;
-    if (worker* w = s->own_worker()) {
+// Queues t on p: on the calling worker's deque if it is one of p's (hot in this cache, and the
+// worker usually runs it next), else in p's injection queue.
+void queue_on(pool_core& p, task* t) {
+    if (worker* w = own_worker(p)) {
         try {
-            s->push_local(*w, t); // hot in this cache, and the worker usually runs it next
+            push_local(p, *w, t);
             return;
         } catch (...) { // the deque could not grow: the injection queue needs no memory
         }
     }
-    s->inject(t); // from one of s's own tasks: accepted even while s drains (see inject())
+    inject(p, t); // from one of p's own tasks: accepted even while p drains (see inject())
+}
+
+} // namespace
+
+void schedule_continuation(task* t, std::uint64_t& home) noexcept {
+    pool_core* p = current_pool();
+    if (p == nullptr) { // unreachable: tasks finish inside a pool's context; run it, never lose it
+        t->run();
+        return;
+    }
+    home = p->m_id;
+    queue_on(*p, t); // noexcept: a task of p's own is accepted even after the close
 }
 
 void start_continuation(task* t, std::uint64_t antecedent_home, std::uint64_t& home) {
-    scheduler* s = current_scheduler_or_null();
-    if (s != nullptr && (antecedent_home == 0 || s->m_id == antecedent_home)) {
+    pool_core* p = current_pool();
+    if (p != nullptr && (antecedent_home == 0 || p->m_id == antecedent_home)) {
         // Inside the antecedent's own pool (the common case, no lock) or with no home to go to.
-        home = s->m_id;
-        if (worker* w = s->own_worker())
-            s->push_local(*w, t);
+        home = p->m_id;
+        if (worker* w = own_worker(*p))
+            push_local(*p, *w, t);
         else
-            s->inject(t);
+            inject(*p, t);
         return;
     }
     if (antecedent_home != 0) {
         // Elsewhere: the antecedent's pool if it still exists and accepts work. Under the
         // registry's lock, so it cannot be destroyed while we inject.
-        const bool queued = with_live_scheduler(antecedent_home, [&](scheduler& home_pool) {
+        const bool queued = with_live_pool(antecedent_home, [&](pool_core& home_pool) {
             home = home_pool.m_id;
             try {
-                home_pool.inject(t);
+                inject(home_pool, t);
                 return true;
             } catch (...) { // closed, or created before a fork() in this child: go elsewhere
                 return false;
@@ -53,17 +61,19 @@ void start_continuation(task* t, std::uint64_t antecedent_home, std::uint64_t& h
         if (queued)
             return;
     }
-    scheduler& fallback = current_scheduler();
+    // The current pool, which is null here only outside every pool: the default scheduler's.
+    pool_core& fallback = p != nullptr ? *p : pool_of_handle(default_scheduler());
     home = fallback.m_id;
-    if (worker* w = fallback.own_worker())
-        fallback.push_local(*w, t);
+    if (worker* w = own_worker(fallback))
+        push_local(fallback, *w, t);
     else
-        fallback.inject(t); // throws fj::scheduler_closed after shutdown, before anything is queued
+        inject(fallback,
+               t); // throws fj::scheduler_closed after shutdown, before anything is queued
 }
 
 std::uint64_t current_scheduler_id() noexcept {
-    const scheduler* s = current_scheduler_or_null();
-    return s != nullptr ? s->m_id : 0;
+    const pool_core* p = current_pool();
+    return p != nullptr ? p->m_id : 0;
 }
 
 } // namespace fj::detail

@@ -29,6 +29,7 @@
 #include "fiber_switch.hpp"
 #include "stack_pool.hpp"
 #include "trace_buffer.hpp"
+#include "worker_loop.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -46,7 +47,7 @@ using stack_context = boost::context::stack_context;
 
 // A parked task: a task (queued to resume it) and a waiter (registered on the completion).
 struct park_record final : task, waiter {
-    fj::scheduler* owner = nullptr;
+    pool* owner = nullptr;
     context_handle parked = nullptr; // the parked context, set on the far side of the switch
     fiber_info* info = nullptr;      // its sanitizer context
     std::size_t parked_on = 0;       // worker index, to count migrations
@@ -89,7 +90,7 @@ namespace {
 // make_context() places there.
 constexpr std::size_t k_info_space = (sizeof(fiber_info) + 63) & ~std::size_t{63};
 
-// A fresh loop fiber's stack comes from the calling worker's cache over the scheduler's pool,
+// A fresh loop fiber's stack comes from the calling worker's cache over the pool's stack pool,
 // and goes back into the cache of whichever worker of the pool it ends on (fibers are created and
 // end only on the pool's workers).
 stack_cache& cache_of(parking_lot& lot) noexcept {
@@ -156,9 +157,9 @@ std::unique_ptr<parking_lot, parking_lot_deleter> make_parking_lot(const schedul
         new parking_lot(options.fiber_stack_size, cap, workers));
 }
 
-// The scheduler's side: friend of fj::scheduler.
+// The pool's side: the loop fibers, park and resume.
 struct fiber_runtime {
-    static fiber_worker& state_of(fj::scheduler& s, const worker& w) noexcept {
+    static fiber_worker& state_of(pool& s, const worker& w) noexcept {
         return s.m_parking->per_worker[w.m_index];
     }
 
@@ -166,7 +167,7 @@ struct fiber_runtime {
     // context that switched to it. Lives on that context's stack, which may be resumed elsewhere
     // as soon as the record is queued: read everything before that.
     struct start_message {
-        fj::scheduler* s;
+        pool* s;
         fiber_info* self; // the fresh fiber's own record
         // Null: the worker's first loop fiber (the context left is the thread's own stack);
         // else the context left parks: store it in `record`, then call enqueue(closure, record).
@@ -182,13 +183,13 @@ struct fiber_runtime {
     };
 
     // A fresh loop fiber of s, not started; its record through `info`. Throws std::bad_alloc.
-    static context_handle make_loop_fiber(fj::scheduler& s, fiber_info*& info) {
+    static context_handle make_loop_fiber(pool& s, fiber_info*& info) {
         info = take_stack(*s.m_parking);
         return make_context(info, info->stack_size, &fiber_main);
     }
 
     // The same, or null when no stack can be had (the caller then does not park).
-    static context_handle try_make_loop_fiber(fj::scheduler& s, fiber_info*& info) noexcept {
+    static context_handle try_make_loop_fiber(pool& s, fiber_info*& info) noexcept {
         try {
             return make_loop_fiber(s, info);
         } catch (const std::bad_alloc&) {
@@ -200,7 +201,7 @@ struct fiber_runtime {
     // loop chose (a parked task to resume, or the thread's own stack when the pool stops).
     static void fiber_main(transfer t) noexcept {
         const auto& m = *static_cast<const start_message*>(t.data);
-        fj::scheduler& s = *m.s;
+        pool& s = *m.s;
         fiber_info& self = *m.self;
         {
             fiber_worker& fw = state_of(s, *current_worker());
@@ -233,14 +234,14 @@ struct fiber_runtime {
 
     // The loop of every loop fiber. Returns the context to end into: a parked task taken at top
     // level, or the worker thread's own stack when the pool stops.
-    static next_context loop(fj::scheduler& s) noexcept {
+    static next_context loop(pool& s) noexcept {
         for (;;) {
             worker& w = *current_worker(); // re-read every round: this fiber may have migrated
             fiber_worker& fw = state_of(s, w);
             task* t = nullptr;
             bool is_recheck = false;
             if (fw.yielded_first == nullptr) {
-                t = s.find_work_or_sleep(w);
+                t = find_work_or_sleep(s, w);
                 if (t == nullptr) // stopped: end on the thread's own stack
                     return {fw.native, &fw.native_info};
             } else {
@@ -248,7 +249,7 @@ struct fiber_runtime {
                 // re-check it once its patience has run out. find_work(), not
                 // find_work_or_sleep(): the pool cannot stop meanwhile (m_parked counts it).
                 if (fw.tasks_since_recheck < fw.yielded_first->patience)
-                    t = s.find_work(w, true);
+                    t = find_work(s, w, true);
                 if (t == nullptr) {
                     t = take_yielded(fw);
                     is_recheck = true;
@@ -256,7 +257,7 @@ struct fiber_runtime {
             }
             fw.tasks_since_recheck = is_recheck ? 0 : fw.tasks_since_recheck + 1;
             fw.loop_task = t;
-            s.run_task(w, t);
+            run_task(w, t);
             fiber_worker& now = state_of(s, *current_worker());
             now.loop_task = nullptr;
             if (park_record* r = std::exchange(now.resume_next, nullptr))
@@ -266,7 +267,7 @@ struct fiber_runtime {
 
     // worker_main() on fibers. False if the first loop fiber could not be created (no memory):
     // the worker then runs its loop on its own stack, and its tasks never park.
-    static bool run_worker(fj::scheduler& s, worker& w) {
+    static bool run_worker(pool& s, worker& w) {
         fiber_worker& fw = state_of(s, w);
         capture_native_context(fw.native_info);
         fiber_info* info = nullptr;
@@ -292,22 +293,22 @@ struct fiber_runtime {
     // Queues r in s's injection queue, for a loop at top level, and wakes a sleeper. Accepted
     // while s closes: a parked task is work being finished. The push is the last touch of r; `s`
     // must not live on r's stack (the caller passes the scheduler itself).
-    static void queue_for_a_loop(fj::scheduler& s, park_record* r) noexcept {
+    static void queue_for_a_loop(pool& s, park_record* r) noexcept {
         r->via_injection = true;
         s.m_injected.push(r, true);
         s.m_sleep.notify_one(); // after the seq_cst push that published r: docs/design.md#sleep
     }
 
-    static void make_resumable(fj::scheduler& s, park_record* r) noexcept {
+    static void make_resumable(pool& s, park_record* r) noexcept {
         worker* w = current_worker();
-        if (w != nullptr && w->m_owner == &s && context().s == &s) {
+        if (w != nullptr && w->m_pool == &s && context().pool == &s) {
             // Into this worker's resumable slot: its loop takes it before anything else (the
             // last to finish continues), a thief's loop if this worker is busy; helping frames
             // leave it alone. Only this thread stores into the slot, so an empty slot stays
             // empty until our store. Taken already by a loop, the record may be resumed and gone.
             if (w->m_resumable.load(std::memory_order_relaxed) == nullptr) {
                 // release (at least): the record before whoever takes it (acquire exchange).
-                s.publish_work([&](bool seq_cst) {
+                publish_work(s, [&](bool seq_cst) {
                     w->m_resumable.store(r, seq_cst ? std::memory_order_seq_cst
                                                     : std::memory_order_release);
                 });
@@ -316,7 +317,7 @@ struct fiber_runtime {
             // Two waiters woken before this worker's loop came back (a completion nested in a
             // task): the second goes on the deque, where any loop may take it too.
             try {
-                s.push_local(*w, r); // popped next by this worker: the last to finish continues
+                push_local(s, *w, r); // popped next by this worker: the last to finish continues
                 return;
             } catch (...) { // the deque could not grow: the injection queue needs no memory
             }
@@ -338,9 +339,9 @@ struct fiber_runtime {
     // continues on top of another task's frame: that frame could be what it waits for.
     static void resume(task* t) noexcept {
         auto* r = static_cast<park_record*>(t);
-        fj::scheduler& s = *r->owner;
+        pool& s = *r->owner;
         worker* w = current_worker();
-        if (w != nullptr && w->m_owner == &s && context().s == &s && context().fiber != nullptr) {
+        if (w != nullptr && w->m_pool == &s && context().pool == &s && context().fiber != nullptr) {
             fiber_worker& fw = state_of(s, *w);
             if (fw.loop_task == r) { // the loop ends into it once run() returns
                 // seq_cst: the record leaves the count only now that an active worker holds it
@@ -364,12 +365,12 @@ struct fiber_runtime {
     }
 
     // Whether the calling task may park now (see try_park()).
-    static fj::scheduler* may_park() {
+    static pool* may_park() {
         worker* w = current_worker();
         if (w == nullptr || context().fiber == nullptr)
             return nullptr; // off the pool, or a worker running its loop on its own stack
-        fj::scheduler& s = *w->m_owner;
-        if (s.m_parking == nullptr || context().s != &s)
+        pool& s = pool_of(*w->m_pool);
+        if (s.m_parking == nullptr || context().pool != &s)
             return nullptr; // parking off, or nested in a foreign scheduler's task
         // A wait inside a catch block or during unwinding must not migrate: the exception being
         // handled is per thread (fibers study §4.2).
@@ -386,7 +387,7 @@ struct fiber_runtime {
     // Queuing the record is enqueue's last touch of anything on the parked stack (the record,
     // the closures, their captures): from then on that stack may be resumed elsewhere.
     template <class Enqueue>
-    static bool park_with(fj::scheduler& s, Enqueue&& enqueue) {
+    static bool park_with(pool& s, Enqueue&& enqueue) {
         worker* w = current_worker();
         fiber_info* next_info = nullptr;
         const context_handle next = try_make_loop_fiber(s, next_info);
@@ -428,7 +429,7 @@ struct fiber_runtime {
     }
 
     static bool park(completion& c) {
-        fj::scheduler* s = may_park();
+        pool* s = may_park();
         return s != nullptr && park_with(*s, [&c](park_record& rec) {
                    if (!c.try_register(&rec))
                        wake(&rec); // ready meanwhile: queue it now
@@ -442,7 +443,7 @@ struct fiber_runtime {
     // queue (docs/performance.md#reschedule-until): that re-checked only after everything queued
     // there, 3.9 ms behind a predicate that was true after 0.1 ms.
     static bool yield(std::uint32_t patience) {
-        fj::scheduler* s = may_park();
+        pool* s = may_park();
         // Runs on the fresh loop fiber of the same worker, before its loop starts: the list is
         // this worker's own (touched by no other thread), so no atomics beyond the record's link.
         return s != nullptr && park_with(*s, [s, patience](park_record& rec) {
@@ -486,8 +487,8 @@ void add_fiber_stats(const parking_lot& lot, scheduler_stats& stats) noexcept {
     stats.peak_fiber_stacks = lot.stacks.peak_live();
 }
 
-bool run_worker_on_fibers(fj::scheduler& s, worker& w) {
-    return fiber_runtime::run_worker(s, w);
+bool run_worker_on_fibers(pool& p, worker& w) {
+    return fiber_runtime::run_worker(p, w);
 }
 
 } // namespace fj::detail

@@ -2,22 +2,23 @@
 // src/ calls. Everything that knows about Boost.Context lives in parking.cpp.
 #pragma once
 
+#include "pool.hpp"
+
 #include <cstdint>
+#include <memory>
 
 #include <forkjoin/detail/completion.hpp>
-#include <forkjoin/scheduler.hpp>
+#include <forkjoin/options.hpp>
+#include <forkjoin/stats.hpp>
 
 namespace fj::detail {
 
-// Per-scheduler fiber state (stacks, per-worker switch state); null when parking is off.
-struct parking_lot;
-
-// Creates the scheduler's parking state, or returns null when parking is off (options or
-// FJ_PARKING=0).
+// Creates the pool's parking state (parking_lot: stacks, per-worker switch state), or returns null
+// when parking is off (options or FJ_PARKING=0).
 std::unique_ptr<parking_lot, parking_lot_deleter> make_parking_lot(const scheduler_options& options,
                                                                    std::size_t workers);
 
-// On one of the scheduler's workers, in its own context: parks the calling task until `c` is
+// On one of a pool's workers, in its own context: parks the calling task until `c` is
 // ready and returns true once it has been resumed (maybe on another worker of the same pool).
 // Returns false, having done nothing, where parking is not allowed (off, a foreign context, an
 // exception in flight, the cap on parked tasks reached, no memory for a stack): the caller then
@@ -31,7 +32,7 @@ bool try_park(completion& c);
 bool try_yield(std::uint32_t patience = 1);
 
 // Runs w's loop on fibers until the pool stops; false, running nothing, if no loop fiber was made.
-bool run_worker_on_fibers(fj::scheduler& s, worker& w);
+bool run_worker_on_fibers(pool& p, worker& w);
 
 // True if t is a parked task's record (queued to resume it): counters and traces leave it out.
 bool is_park_record(const task* t) noexcept;

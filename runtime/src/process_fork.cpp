@@ -9,7 +9,7 @@
 // The handlers hold the runtime's process-wide mutexes across fork(), so the child never
 // inherits one locked by a thread that is not there.
 #include "guard_registry.hpp"
-#include "scheduler_registry.hpp"
+#include "pool_registry.hpp"
 #include "system.hpp"
 
 #include <atomic>
@@ -28,7 +28,7 @@ std::atomic<std::uint64_t> g_generation{0};
 // mapped or unmapped.
 void before_fork() noexcept {
     lock_default_scheduler();
-    lock_scheduler_registry();
+    lock_pool_registry();
     lock_central_pool();
     lock_guard_registry();
 }
@@ -36,7 +36,7 @@ void before_fork() noexcept {
 void after_fork_in_parent() noexcept {
     unlock_guard_registry();
     unlock_central_pool();
-    unlock_scheduler_registry();
+    unlock_pool_registry();
     unlock_default_scheduler();
 }
 
@@ -44,7 +44,7 @@ void after_fork_in_child() noexcept {
     g_generation.fetch_add(1, std::memory_order_relaxed);
     unlock_guard_registry(); // locked by this very thread in before_fork()
     unlock_central_pool();
-    unlock_scheduler_registry();
+    unlock_pool_registry();
     unlock_default_scheduler();
 }
 

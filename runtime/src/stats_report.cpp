@@ -1,35 +1,43 @@
-// Scheduler statistics: the snapshot (scheduler::stats), the totals, and their text form.
+// Scheduler statistics: the snapshot of a pool (scheduler::stats), the totals, and their text form.
 #include "parking.hpp" // add_fiber_stats
+#include "pool.hpp"
 
 #include <ostream>
 #include <string>
 
-#include <forkjoin/scheduler.hpp>
+#include <forkjoin/stats.hpp>
 
 namespace fj {
 
-scheduler_stats scheduler::stats() const {
+namespace detail {
+
+scheduler_stats snapshot(const pool& p) {
     scheduler_stats s;
-    s.workers.reserve(m_worker_count);
-    for (const auto& w : m_workers) {
-        const detail::worker_counters& c = w->m_stats;
+    const std::size_t n = p.m_workers.size();
+    s.workers.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const worker& w = p.m_workers[i];
+        const worker_counters& c = w.m_stats;
         worker_stats ws{c.tasks_run.get(),     c.forks.get(),          c.steals.get(),
                         c.failed_steals.get(), c.injected_taken.get(), c.sleeps.get(),
                         c.wakeups.get(),       c.parks.get(),          c.resumes.get(),
                         c.migrations.get()};
-        ws.queued = w->m_deque.size_hint();
+        ws.queued = w.m_deque.size_hint();
         ws.asleep = ws.sleeps > ws.wakeups;
         s.workers.push_back(ws);
     }
-    s.closed = is_closed();
-    s.injected_empty = m_injected.empty_hint();
-    s.active = m_active.load(std::memory_order_relaxed); // a diagnostic snapshot: any value will do
-    s.parked = m_parked.load(std::memory_order_relaxed);
-    s.parking = m_parking != nullptr;
-    if (m_parking != nullptr)
-        detail::add_fiber_stats(*m_parking, s);
+    s.closed = p.is_closed();
+    s.injected_empty = p.m_injected.empty_hint();
+    // A diagnostic snapshot: any value will do.
+    s.active = p.m_active.load(std::memory_order_relaxed);
+    s.parked = p.m_parked.load(std::memory_order_relaxed);
+    s.parking = p.m_parking != nullptr;
+    if (p.m_parking != nullptr)
+        add_fiber_stats(*p.m_parking, s);
     return s;
 }
+
+} // namespace detail
 
 worker_stats& worker_stats::operator+=(const worker_stats& o) noexcept {
     tasks_run += o.tasks_run;

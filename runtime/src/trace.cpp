@@ -57,8 +57,7 @@ std::string trace_file_for(const scheduler_options& options) {
 }
 
 trace_session_ptr start_trace(const std::string& path, std::size_t events_per_worker,
-                              std::uint64_t scheduler_id,
-                              const std::vector<std::unique_ptr<worker>>& workers) {
+                              std::uint64_t scheduler_id, const worker_set& workers) {
     if (path.empty())
         return nullptr;
     (void)trace_epoch(); // fix the origin now, not at the first event
@@ -67,7 +66,7 @@ trace_session_ptr start_trace(const std::string& path, std::size_t events_per_wo
     for (std::size_t i = 0; i < workers.size(); ++i)
         session->buffers.push_back(std::make_unique<trace_buffer>(events_per_worker));
     for (std::size_t i = 0; i < workers.size(); ++i) // set only once nothing can throw
-        workers[i]->m_trace = session->buffers[i].get();
+        workers[i].m_trace = session->buffers[i].get();
     return session;
 }
 

@@ -2,13 +2,14 @@
 // worker and writes them, as Chrome / Perfetto trace-event JSON, when it shuts down.
 #pragma once
 
+#include "pool.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
-#include <forkjoin/scheduler.hpp>
+#include <forkjoin/options.hpp>
 
 namespace fj::detail {
 
@@ -16,7 +17,7 @@ struct worker;
 class trace_buffer;
 struct profile_region;
 
-// trace_session and its deleter are declared in <forkjoin/scheduler.hpp>.
+// trace_session and its deleter are declared in pool.hpp.
 using trace_session_ptr = std::unique_ptr<trace_session, trace_session_deleter>;
 
 // The trace file for a scheduler with these options: options.trace_file, else the FJ_TRACE
@@ -26,8 +27,7 @@ std::string trace_file_for(const scheduler_options& options);
 // Starts tracing the given workers (sets each one's m_trace) into `path`; null if `path` is
 // empty. Throws std::bad_alloc.
 trace_session_ptr start_trace(const std::string& path, std::size_t events_per_worker,
-                              std::uint64_t scheduler_id,
-                              const std::vector<std::unique_ptr<worker>>& workers);
+                              std::uint64_t scheduler_id, const worker_set& workers);
 
 // After the workers have been joined: adds this scheduler's tracks to its trace file and rewrites
 // the file (every scheduler traced into the same file appears in it, as one process each). A file

@@ -10,7 +10,9 @@
 //      at top level, a victim's resumable parked task before its deque);
 //   4. the injection queue.
 // Idle workers spin for options().spin_before_sleep, then sleep on the event count
-// (docs/design.md#sleep). The shutdown sequence is in scheduler.cpp and docs/design.md#shutdown.
+// (docs/design.md#sleep). The shutdown sequence is in pool.cpp and docs/design.md#shutdown.
+#include "worker_loop.hpp"
+
 #include "fiber_switch.hpp"
 #include "guard_registry.hpp"
 #include "overflow_handler.hpp"
@@ -23,9 +25,10 @@
 #include <thread>
 
 #include <forkjoin/detail/cpu_relax.hpp>
-#include <forkjoin/scheduler.hpp>
+#include <forkjoin/detail/profile_frame.hpp>
 
 namespace fj::detail {
+// Its symbol name comes from the declaration's asm label (current.hpp).
 thread_local constinit thread_context tl_context __attribute__((tls_model("initial-exec"))){};
 int tls_anchor = 0;
 
@@ -34,17 +37,13 @@ __attribute__((noinline)) thread_context& context_out_of_line() noexcept {
     asm volatile("" : "+r"(p)::"memory"); // not const, not pure: re-evaluated at every call
     return *p;
 }
-} // namespace fj::detail
 
-namespace fj {
 namespace {
 
 constexpr std::uint32_t k_injection_period = 61;
 // How long worker 0 sleeps before it comes back to release a burst's unused task memory (the
 // central pool's decay is 10 s, so memory goes back within 11 s of its last use; block_cache.hpp).
 constexpr std::chrono::milliseconds k_idle_block_release_period{1000};
-
-using detail::cpu_relax;
 
 // Waiting with nothing to run: pause briefly, then give the CPU to other threads.
 void back_off(unsigned idle_rounds) {
@@ -58,14 +57,14 @@ void back_off(unsigned idle_rounds) {
 
 } // namespace
 
-void scheduler::run_task(detail::worker& w, detail::task* t) noexcept {
-    // A worker's own tasks run with its scheduler as the current one, also when the worker is
-    // nested inside a foreign scheduler's task (which it ran through that scheduler's
-    // try_run_one() or reschedule_until(), and which set tl_context.s to its own scheduler).
-    scheduler* const saved = detail::context().s;
-    detail::context().s = w.m_owner;
-    detail::run_counted(w, t, [t]() noexcept { t->run(); });
-    detail::context().s = saved; // context() again: the task may have moved us to another thread
+void run_task(worker& w, task* t) noexcept {
+    // A worker's own tasks run with its pool as the current one, also when the worker is nested
+    // inside a foreign pool's task (which it ran through that pool's try_run_one() or
+    // reschedule_until(), and which set tl_context.pool to its own pool).
+    pool_core* const saved = context().pool;
+    context().pool = w.m_pool;
+    run_counted(w, t, [t]() noexcept { t->run(); });
+    context().pool = saved; // context() again: the task may have moved us to another thread
 }
 
 namespace {
@@ -73,7 +72,7 @@ namespace {
 // A resumable parked task from w's slot (worker.hpp), or nullptr. The relaxed load keeps the
 // common empty case to a read of a line that is rarely written; acquire on the exchange pairs
 // with the release store that published the record (its fiber handle was written before).
-detail::task* take_resumable(detail::worker& w) noexcept {
+task* take_resumable(worker& w) noexcept {
     if (w.m_resumable.load(std::memory_order_relaxed) == nullptr)
         return nullptr;
     return w.m_resumable.exchange(nullptr, std::memory_order_acquire);
@@ -81,22 +80,23 @@ detail::task* take_resumable(detail::worker& w) noexcept {
 
 } // namespace
 
-detail::task* scheduler::steal_from_others(detail::worker* self, std::uint64_t random,
-                                           bool at_top_level) {
-    const std::size_t n = m_worker_count;
+namespace {
+
+task* steal_from_others(pool& p, worker* self, std::uint64_t random, bool at_top_level) {
+    const std::size_t n = p.m_workers.size();
     const std::size_t start = static_cast<std::size_t>(random % n);
     for (std::size_t i = 0; i < n; ++i) {
-        detail::worker& victim = *m_workers[(start + i) % n];
+        worker& victim = p.m_workers[(start + i) % n];
         if (&victim == self)
             continue;
         // A waiter its worker made resumable while busy goes first: it is the oldest work there
         // (the continuation of a join), and someone is waiting on it.
-        detail::task* t = at_top_level ? take_resumable(victim) : nullptr;
-        if (t != nullptr || victim.m_deque.steal(t) == detail::steal_result::success) {
+        task* t = at_top_level ? take_resumable(victim) : nullptr;
+        if (t != nullptr || victim.m_deque.steal(t) == steal_result::success) {
             if (self != nullptr) {
                 self->m_stats.steals.bump();
                 if (self->m_trace != nullptr) [[unlikely]]
-                    self->m_trace->record(detail::trace_kind::steal,
+                    self->m_trace->record(trace_kind::steal,
                                           static_cast<std::uint32_t>(victim.m_index));
             }
             return t;
@@ -109,47 +109,55 @@ detail::task* scheduler::steal_from_others(detail::worker* self, std::uint64_t r
 
 // A task taken from the injection queue. A parked task's record is not counted: its resumption
 // takes the count back (fiber_runtime::resume), and the trace leaves it out likewise.
-static detail::task* taken_injected(detail::worker& w, detail::task* t) noexcept {
+task* taken_injected(worker& w, task* t) noexcept {
     w.m_stats.injected_taken.bump();
-    if (w.m_trace != nullptr && !detail::is_park_record(t)) [[unlikely]]
-        w.m_trace->record(detail::trace_kind::take_injected);
+    if (w.m_trace != nullptr && !is_park_record(t)) [[unlikely]]
+        w.m_trace->record(trace_kind::take_injected);
     return t;
 }
 
-detail::task* scheduler::find_work(detail::worker& w, bool at_top_level) {
+} // namespace
+
+task* find_work(pool& p, worker& w, bool at_top_level) {
     // A waiter this worker has just made resumable first, before the periodic look at the
     // injection queue: the last to finish a join continues it (docs/design.md#parking). Left on
     // the deque, one completion in 61 ran a queued task before its waiter.
     if (at_top_level) {
-        if (detail::task* t = take_resumable(w))
+        if (task* t = take_resumable(w))
             return t;
     }
     if (++w.m_tick % k_injection_period == 0) {
-        if (detail::task* t = m_injected.try_pop())
+        if (task* t = p.m_injected.try_pop())
             return taken_injected(w, t);
     }
     if (!w.m_deque.owner_sees_empty()) {
-        if (detail::task* t = w.m_deque.pop())
+        if (task* t = w.m_deque.pop())
             return t;
     }
-    if (m_worker_count > 1) {
-        if (detail::task* t = steal_from_others(&w, w.next_random(), at_top_level))
+    if (p.m_workers.size() > 1) {
+        if (task* t = steal_from_others(p, &w, w.next_random(), at_top_level))
             return t;
     }
-    if (detail::task* t = m_injected.try_pop())
+    if (task* t = p.m_injected.try_pop())
         return taken_injected(w, t);
     return nullptr;
 }
 
-bool scheduler::work_visible() const {
-    if (!m_injected.empty())
+namespace {
+
+bool work_visible(const pool& p) {
+    if (!p.m_injected.empty())
         return true; // exact, under the consumer lock: see injection_queue.hpp
     // seq_cst loads, like the deques' (after the sleeper's barrier): see make_resumable().
-    for (const auto& w : m_workers)
-        if (!w->m_deque.empty_hint() || w->m_resumable.load(std::memory_order_seq_cst) != nullptr)
+    for (std::size_t i = 0, n = p.m_workers.size(); i < n; ++i) {
+        const worker& w = p.m_workers[i];
+        if (!w.m_deque.empty_hint() || w.m_resumable.load(std::memory_order_seq_cst) != nullptr)
             return true;
+    }
     return false;
 }
+
+} // namespace
 
 // Returns the next task for worker w, sleeping while there is none; nullptr once the scheduler
 // has stopped (closed, and every task finished).
@@ -159,19 +167,19 @@ bool scheduler::work_visible() const {
 // counted threads add work (an outside submit is ordered before the close, and then its item is in
 // the injection queue, or after it, and then it is refused). So when the last counted worker
 // finds the queue closed and every queue empty, no task can ever appear again.
-detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
+task* find_work_or_sleep(pool& p, worker& w) {
     for (;;) {
-        if (detail::task* t = find_work(w, true))
+        if (task* t = find_work(p, w, true))
             return t;
 
         // 1. Spin: work often appears within microseconds (a sibling's next fork), and a sleep plus
         //    a wake-up costs tens of microseconds.
-        const auto spin_until = std::chrono::steady_clock::now() + m_options.spin_before_sleep;
-        detail::task* found = nullptr;
+        const auto spin_until = std::chrono::steady_clock::now() + p.m_options.spin_before_sleep;
+        task* found = nullptr;
         for (unsigned round = 0; found == nullptr; ++round) {
             for (int i = 0; i < 32; ++i)
                 cpu_relax();
-            found = find_work(w, true);
+            found = find_work(p, w, true);
             if ((round & 15) == 15 && std::chrono::steady_clock::now() >= spin_until)
                 break;
         }
@@ -182,96 +190,99 @@ detail::task* scheduler::find_work_or_sleep(detail::worker& w) {
         // (block_cache.hpp). Worker 0 sleeps with a timeout, so an idle program still returns a
         // burst's memory that appears, or decays, while every worker sleeps (freed futures on
         // an outside thread): one wake-up a second per pool, whatever its size.
-        if (detail::idle_blocks_pending())
-            detail::release_idle_blocks(false);
+        if (idle_blocks_pending())
+            release_idle_blocks(false);
         const bool timed_sleep = w.m_index == 0;
 
         // 2. Sleep, with the event count's prewait / re-check / commit (docs/design.md#sleep).
-        const auto key = m_sleep.prepare_wait();
+        const auto key = p.m_sleep.prepare_wait();
         // The sleeper's half of the asymmetric StoreLoad barrier: after it, any push whose
         // sleeper check missed our prewait is visible to the re-check below.
-        if (m_asymmetric_barrier)
-            detail::heavy_barrier();
-        if (m_stop.load(std::memory_order_acquire)) {
-            m_sleep.cancel_wait();
+        if (p.m_asymmetric_barrier)
+            heavy_barrier();
+        if (p.m_stop.load(std::memory_order_acquire)) {
+            p.m_sleep.cancel_wait();
             return nullptr;
         }
         // Read the closed flag before re-checking the queues: once it is set, every accepted
         // submission has swung the injection queue's tail, so the re-check sees it (a producer
         // still linking its node counts as present). seq_cst load of the tail word.
-        const bool closed = m_injected.is_closed();
-        if (work_visible()) {
-            m_sleep.cancel_wait();
+        const bool closed = p.m_injected.is_closed();
+        if (work_visible(p)) {
+            p.m_sleep.cancel_wait();
             continue;
         }
         // seq_cst: the termination invariant above needs a single order of these decrements with
         // the queue re-checks and the helpers' increments.
         // A parked task is pending work too (docs/design.md#parking): it is counted in m_parked
         // until a worker takes its record from a queue.
-        if (m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && closed &&
-            m_parked.load(std::memory_order_seq_cst) == 0) {
+        if (p.m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && closed &&
+            p.m_parked.load(std::memory_order_seq_cst) == 0) {
             // Last one awake, nothing queued, nothing can come: stop everybody.
-            m_stop.store(true,
-                         std::memory_order_release); // pairs with the acquire loads above/below
-            m_sleep.cancel_wait();
-            m_sleep.notify_all();
+            p.m_stop.store(true,
+                           std::memory_order_release); // pairs with the acquire loads above/below
+            p.m_sleep.cancel_wait();
+            p.m_sleep.notify_all();
             return nullptr;
         }
         w.m_stats.sleeps.bump();
         if (w.m_trace != nullptr) [[unlikely]]
-            w.m_trace->record(detail::trace_kind::sleep_begin);
+            w.m_trace->record(trace_kind::sleep_begin);
         if (timed_sleep)
-            m_sleep.commit_wait_until(key, std::chrono::steady_clock::now() +
-                                               k_idle_block_release_period);
+            p.m_sleep.commit_wait_until(key, std::chrono::steady_clock::now() +
+                                                 k_idle_block_release_period);
         else
-            m_sleep.commit_wait(key);
+            p.m_sleep.commit_wait(key);
         w.m_stats.wakeups.bump();
         if (w.m_trace != nullptr) [[unlikely]]
-            w.m_trace->record(detail::trace_kind::sleep_end);
-        m_active.fetch_add(1, std::memory_order_seq_cst);
-        if (m_stop.load(std::memory_order_acquire))
+            w.m_trace->record(trace_kind::sleep_end);
+        p.m_active.fetch_add(1, std::memory_order_seq_cst);
+        if (p.m_stop.load(std::memory_order_acquire))
             return nullptr;
     }
 }
 
-void scheduler::worker_main(std::size_t index) {
-    detail::worker& w = *m_workers[index];
+void worker_main(pool& p, std::size_t index) {
+    worker& w = p.m_workers[index];
     // For the overflow diagnosis (overflow_handler.hpp), in both modes: the handler's stack, and
     // this thread's own stack end registered beside the fiber stacks' guards.
-    const detail::overflow_signal_stack signal_stack;
-    const detail::thread_stack_guard own_stack_guard;
-    detail::context() = {&w, this, nullptr};
-    if (m_parking == nullptr || !detail::run_worker_on_fibers(*this, w)) {
-        while (detail::task* t = find_work_or_sleep(w))
+    const overflow_signal_stack signal_stack;
+    const thread_stack_guard own_stack_guard;
+    context() = {&w, &p, nullptr};
+    if (p.m_parking == nullptr || !run_worker_on_fibers(p, w)) {
+        while (task* t = find_work_or_sleep(p, w))
             run_task(w, t);
     }
-    detail::context() = {};
+    context() = {};
 }
 
 // --- Helping while waiting ----------------------------------------------------------------------
 
-bool scheduler::run_own_until(detail::function_ref<bool()> done) {
+bool run_own_until(function_ref<bool()> done) {
     for (;;) {
         if (done())
             return true;
-        detail::worker& w = *detail::current_worker(); // re-read: a task may have migrated us
-        detail::task* t = w.m_deque.pop();
+        worker& w = *current_worker(); // re-read: a task may have migrated us
+        task* t = w.m_deque.pop();
         if (t == nullptr)
             return false;
-        w.m_owner->run_task(w, t);
+        run_task(w, t);
     }
 }
 
-void scheduler::help_until(detail::function_ref<bool()> done) {
+namespace {
+void help_outside(pool& p, function_ref<bool()> done);
+} // namespace
+
+void help_until(pool_core& core, function_ref<bool()> done) {
     // docs/tracing.md#profiler: waiting is neither work nor span (one load of a global when no
     // region exists).
-    const detail::profile_pause_scope paused;
-    if (detail::current_worker() == nullptr) {
-        help_outside(done);
+    const profile_pause_scope paused;
+    if (current_worker() == nullptr) {
+        help_outside(pool_of(core), done);
         return;
     }
-    if (detail::current_worker()->m_owner == detail::current_scheduler_or_null() &&
-        run_own_until(done))
+    if (current_worker()->m_pool == current_pool() && run_own_until(done))
         return; // our own children first, as without fibers
     // On a worker: yield-park until done (docs/design.md#parking): the waiting task steps aside
     // on its fiber and its worker resumes it to re-check after running `patience` other tasks,
@@ -280,9 +291,9 @@ void scheduler::help_until(detail::function_ref<bool()> done) {
     // seen after about one task; a long one costs a park per 64 tasks run, not one per task.
     for (std::uint32_t patience = 1; !done();
          patience = std::min<std::uint32_t>(patience * 2, 64)) {
-        if (!detail::try_yield(patience)) {
+        if (!try_yield(patience)) {
             // A worker helps its own pool, whichever it waits on. Re-read: we may have migrated.
-            detail::current_worker()->m_owner->help_on_worker(done);
+            help_on_worker(pool_of(*current_worker()->m_pool), done);
             return;
         }
     }
@@ -297,7 +308,7 @@ namespace {
 constexpr std::size_t k_help_headroom = std::size_t{1} << 20;
 
 bool stack_headroom_low() noexcept {
-    const detail::fiber_info* f = detail::context().fiber;
+    const fiber_info* f = context().fiber;
     if (f == nullptr || f->stack_bottom == nullptr)
         return false; // a native stack: its bounds are not tracked
     const char here = 0;
@@ -308,7 +319,7 @@ bool stack_headroom_low() noexcept {
 
 } // namespace
 
-void scheduler::help_on_worker(detail::function_ref<bool()> done) {
+void help_on_worker(pool& p, function_ref<bool()> done) {
     for (unsigned idle_rounds = 0;;) {
         if (done())
             return;
@@ -316,8 +327,8 @@ void scheduler::help_on_worker(detail::function_ref<bool()> done) {
             back_off(idle_rounds++);
             continue;
         }
-        detail::worker& w = *detail::current_worker(); // re-read after every task: migration-safe
-        if (detail::task* t = find_work(w, false)) {
+        worker& w = *current_worker(); // re-read after every task: migration-safe
+        if (task* t = find_work(p, w, false)) {
             run_task(w, t);
             idle_rounds = 0;
             continue;
@@ -326,11 +337,13 @@ void scheduler::help_on_worker(detail::function_ref<bool()> done) {
     }
 }
 
-void scheduler::help_outside(detail::function_ref<bool()> done) {
+namespace {
+
+void help_outside(pool& p, function_ref<bool()> done) {
     for (unsigned idle_rounds = 0;;) {
         if (done())
             return;
-        if (run_one_outside()) {
+        if (run_one_outside(p)) {
             idle_rounds = 0;
             continue;
         }
@@ -343,11 +356,13 @@ void scheduler::help_outside(detail::function_ref<bool()> done) {
     }
 }
 
-bool scheduler::pop_until(detail::task* popped, detail::task* target) {
+} // namespace
+
+bool run_forked_above(task* popped, task* target) {
     for (;;) {
-        detail::worker& w = *detail::current_worker();
+        worker& w = *current_worker();
         run_task(w, popped); // forked by the joining frame's code and not joined: a descendant
-        popped = detail::current_worker()->m_deque.pop();
+        popped = current_worker()->m_deque.pop();
         if (popped == nullptr)
             return false;
         if (popped == target)
@@ -355,37 +370,37 @@ bool scheduler::pop_until(detail::task* popped, detail::task* target) {
     }
 }
 
-bool scheduler::run_one_outside() {
+bool run_one_outside(pool& p) {
     // Counted as active while holding a task, so shutdown cannot finish under us (see the
     // termination invariant above). seq_cst: same single order as the workers' decrements.
-    m_active.fetch_add(1, std::memory_order_seq_cst);
-    detail::task* t = m_injected.try_pop();
+    p.m_active.fetch_add(1, std::memory_order_seq_cst);
+    task* t = p.m_injected.try_pop();
     // relaxed: the counter only spreads outside helpers over victims; any value is correct.
-    if (t == nullptr && m_worker_count > 0)
+    if (t == nullptr && p.m_workers.size() > 0)
         t = steal_from_others(
-            nullptr, m_outside_rng.fetch_add(0x9e3779b97f4a7c15ull, std::memory_order_relaxed),
+            p, nullptr, p.m_outside_rng.fetch_add(0x9e3779b97f4a7c15ull, std::memory_order_relaxed),
             false);
     if (t != nullptr) {
-        // The task runs with its own scheduler as the current one (fj::fork etc. inside it).
-        scheduler* saved = detail::context().s;
-        detail::context().s = this;
+        // The task runs with its own pool as the current one (fj::fork etc. inside it).
+        pool_core* saved = context().pool;
+        context().pool = &p;
         t->run();
-        detail::context().s = saved;
+        context().pool = saved;
     }
-    if (m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && is_closed())
-        m_sleep.notify_all(); // we may have been the last one awake: let the workers re-check
+    if (p.m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && p.is_closed())
+        p.m_sleep.notify_all(); // we may have been the last one awake: let the workers re-check
     return t != nullptr;
 }
 
-bool scheduler::try_run_one() {
-    if (detail::worker* w = own_worker()) {
-        if (detail::task* t = find_work(*w, false)) {
+bool try_run_one(pool& p) {
+    if (worker* w = own_worker(p)) {
+        if (task* t = find_work(p, *w, false)) {
             run_task(*w, t);
             return true;
         }
         return false;
     }
-    return run_one_outside();
+    return run_one_outside(p);
 }
 
-} // namespace fj
+} // namespace fj::detail

@@ -18,11 +18,20 @@ inline scheduler& current_scheduler() {
     return default_scheduler();
 }
 
+namespace detail {
+// The current scheduler's pool: straight from the thread's context inside a pool's task.
+inline pool_core& current_pool_or_default() {
+    if (pool_core* p = current_pool())
+        return *p;
+    return pool_of_handle(default_scheduler());
+}
+} // namespace detail
+
 // std::async replacement: starts fn on the current scheduler (a fork when called from one of its
 // tasks, a submit otherwise). The returned future does not block in its destructor.
 template <class F>
 auto async(F&& fn) {
-    return current_scheduler().fork(std::forward<F>(fn));
+    return detail::fork_in(detail::current_pool_or_default(), std::forward<F>(fn));
 }
 
 template <class F>
@@ -32,17 +41,18 @@ auto async(scheduler& sched, F&& fn) {
 
 template <class F>
 auto fork(F&& fn) {
-    return current_scheduler().fork(std::forward<F>(fn));
+    return detail::fork_in(detail::current_pool_or_default(), std::forward<F>(fn));
 }
 
 template <class A, class B>
 auto join(A&& a, B&& b) {
-    return current_scheduler().join(std::forward<A>(a), std::forward<B>(b));
+    return detail::join_in(detail::current_pool_or_default(), std::forward<A>(a),
+                           std::forward<B>(b));
 }
 
 template <class Predicate>
 void reschedule_until(Predicate&& done) {
-    current_scheduler().reschedule_until(std::forward<Predicate>(done));
+    detail::reschedule_in(detail::current_pool_or_default(), std::forward<Predicate>(done));
 }
 
 } // namespace fj

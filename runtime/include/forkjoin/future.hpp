@@ -122,7 +122,6 @@ public:
     }
 
 private:
-    friend class scheduler;
     friend struct detail::future_access;
 
     explicit future(detail::future_state<T>* state) noexcept : m_state(state) {}

@@ -1,16 +1,13 @@
-// The one place that knows which worker (and which scheduler) the calling thread belongs to.
+// The one place that knows which worker (and which pool) the calling thread belongs to.
 //
 // Migration safety (for joins that park on fibers and resume on another thread): never keep the
 // result of current_worker() across a call that may switch stacks; call it again afterwards.
 #pragma once
 
-namespace fj {
-class scheduler;
-} // namespace fj
-
 namespace fj::detail {
 
 struct worker;
+struct pool_core;
 
 struct fiber_info;
 struct profile_frame;
@@ -20,7 +17,7 @@ thread_context& context_out_of_line() noexcept;
 
 struct thread_context {
     worker* w = nullptr;         // the worker this thread runs, or null off the pool
-    fj::scheduler* s = nullptr;  // the scheduler whose task this thread is running, or null
+    pool_core* pool = nullptr;   // the pool whose task this thread is running, or null
     fiber_info* fiber = nullptr; // the fiber this thread runs on, null on its native stack
     // The innermost task frame being measured by fj::profile, null outside profiled regions
     // (docs/tracing.md#profiler). Per fiber like the rest: saved and restored around a park.
@@ -29,7 +26,11 @@ struct thread_context {
 
 // constinit: no dynamic initialisation, so access needs no TLS wrapper call.
 // initial-exec: the address is the thread pointer plus a link-time offset (no __tls_get_addr).
-extern thread_local constinit thread_context tl_context __attribute__((tls_model("initial-exec")));
+// The asm label gives the variable the symbol name that context()'s asm refers to, here and
+// nowhere else (the definition, in worker_loop.cpp, inherits it from this declaration).
+#define FJ_DETAIL_TL_CONTEXT_SYMBOL "fj_detail_tl_context"
+extern thread_local constinit thread_context tl_context asm(FJ_DETAIL_TL_CONTEXT_SYMBOL)
+    __attribute__((tls_model("initial-exec")));
 
 // Never written: an input of the asm in context(), so that the compiler cannot move that asm
 // above a call (any call might write a global), i.e. above a possible fiber switch.
@@ -46,7 +47,7 @@ inline thread_context& context() noexcept {
 #if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
     char* p;
     asm volatile("movq %%fs:0, %0\n\t"
-                 "addq _ZN2fj6detail10tl_contextE@gottpoff(%%rip), %0"
+                 "addq " FJ_DETAIL_TL_CONTEXT_SYMBOL "@gottpoff(%%rip), %0"
                  : "=r"(p)
                  : "m"(tls_anchor));
     return *reinterpret_cast<thread_context*>(p);
@@ -55,11 +56,10 @@ inline thread_context& context() noexcept {
 #endif
 }
 
+#undef FJ_DETAIL_TL_CONTEXT_SYMBOL
+
 inline worker* current_worker() noexcept {
     return context().w;
-}
-inline fj::scheduler* current_scheduler_or_null() noexcept {
-    return context().s;
 }
 
 } // namespace fj::detail

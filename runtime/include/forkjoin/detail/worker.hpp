@@ -36,12 +36,14 @@ struct worker_counters {
     counter parks, resumes, migrations; // tasks parked on a fiber; resumed here; of those, moved
 };
 
+struct pool_core;
+
 struct alignas(128) worker {
-    worker(fj::scheduler* owner, std::size_t index, std::size_t deque_capacity)
-        : m_owner(owner), m_index(index), m_rng(0x9e3779b97f4a7c15ull * (index + 1)),
+    worker(pool_core* pool, std::size_t index, std::size_t deque_capacity)
+        : m_pool(pool), m_index(index), m_rng(0x9e3779b97f4a7c15ull * (index + 1)),
           m_deque(deque_capacity) {}
 
-    fj::scheduler* const m_owner;
+    pool_core* const m_pool; // the pool it works for
     const std::size_t m_index;
     std::uint64_t m_rng = 0; // xorshift state for victim selection
     std::uint32_t m_tick =

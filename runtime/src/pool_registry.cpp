@@ -1,7 +1,7 @@
-// The live schedulers by id (scheduler_registry.hpp). A vector under one mutex: there are few
-// schedulers, and the lookup runs only when then() is called on a future that is already ready
+// The live pools by id (pool_registry.hpp). A vector under one mutex: there are few
+// pools, and the lookup runs only when then() is called on a future that is already ready
 // from outside the antecedent's own pool.
-#include "scheduler_registry.hpp"
+#include "pool_registry.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -9,12 +9,14 @@
 #include <utility>
 #include <vector>
 
+#include <forkjoin/detail/pool_core.hpp>
+
 namespace fj::detail {
 namespace {
 
 struct registry {
     std::mutex mutex;
-    std::vector<std::pair<std::uint64_t, scheduler*>> live; // guarded by mutex
+    std::vector<std::pair<std::uint64_t, pool_core*>> live; // guarded by mutex
 };
 
 registry& the_registry() {
@@ -30,17 +32,17 @@ std::atomic<std::uint64_t> g_next_id{1};
 
 } // namespace
 
-std::uint64_t next_scheduler_id() noexcept {
+std::uint64_t next_pool_id() noexcept {
     return g_next_id.fetch_add(1, std::memory_order_relaxed);
 }
 
-void register_scheduler(std::uint64_t id, scheduler* s) {
+void register_pool(pool_core& p) {
     registry& r = the_registry();
     std::lock_guard lock(r.mutex);
-    r.live.emplace_back(id, s);
+    r.live.emplace_back(p.m_id, &p);
 }
 
-void unregister_scheduler(std::uint64_t id) noexcept {
+void unregister_pool(std::uint64_t id) noexcept {
     registry& r = the_registry();
     std::lock_guard lock(r.mutex);
     auto it =
@@ -51,20 +53,20 @@ void unregister_scheduler(std::uint64_t id) noexcept {
     }
 }
 
-bool with_live_scheduler(std::uint64_t id, function_ref<bool(scheduler&)> fn) {
+bool with_live_pool(std::uint64_t id, function_ref<bool(pool_core&)> fn) {
     registry& r = the_registry();
     std::lock_guard lock(r.mutex);
-    for (const auto& [key, s] : r.live)
+    for (const auto& [key, p] : r.live)
         if (key == id)
-            return fn(*s);
+            return fn(*p);
     return false;
 }
 
-void lock_scheduler_registry() noexcept {
+void lock_pool_registry() noexcept {
     the_registry().mutex.lock();
 }
 
-void unlock_scheduler_registry() noexcept {
+void unlock_pool_registry() noexcept {
     the_registry().mutex.unlock();
 }
 

@@ -23,11 +23,11 @@
 //            empty: see empty_hint().
 #pragma once
 
-#include "cpu_relax.hpp"
-
 #include <atomic>
 #include <cstdint>
 #include <thread>
+
+#include <forkjoin/detail/cpu_relax.hpp>
 
 namespace fj::detail {
 

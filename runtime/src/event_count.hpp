@@ -11,38 +11,40 @@
 //     }
 //     ec.commit_wait(key);                         // sleeps unless notified since prepare_wait()
 //
-// Why no wake-up is lost (docs/design.md#sleep): prepare_wait() is a seq_cst RMW on m_state and
-// the producer's publication of work is a seq_cst store (or RMW) followed by a seq_cst load of
-// m_state. In the total order S either the producer's load comes after prepare_wait(), so it sees
-// the waiter and notifies (the epoch bump makes commit_wait() return at once, even if the consumer
-// has not reached it yet), or it comes before, and then the producer's store precedes the
-// consumer's re-check, which therefore sees the work.
+// Why no wake-up is lost (docs/design.md#sleep): prepare_wait() is a seq_cst RMW on the state word
+// (sleep_word.hpp) and the producer's publication of work is a seq_cst store (or RMW) followed by
+// a seq_cst load of that word. In the total order S either the producer's load comes after
+// prepare_wait(), so it sees the waiter and notifies (the epoch bump makes commit_wait() return at
+// once, even if the consumer has not reached it yet), or it comes before, and then the producer's
+// store precedes the consumer's re-check, which therefore sees the work.
 //
-// Invariant: waiters(m_state) == number of threads between prepare_wait() and the end of
+// Invariant: the word's waiters == number of threads between prepare_wait() and the end of
 //            cancel_wait()/commit_wait(). A notify with waiters == 0 does nothing.
+//
+// The word is held by reference: a pool keeps it in its public part (pool_core.hpp), where the
+// inline fork path reads it, and this blocking half in runtime/src.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
 
+#include <forkjoin/detail/sleep_word.hpp>
+
 namespace fj::detail {
 
 class event_count {
 public:
-    using key = std::uint64_t;
+    using key = sleep_word::key;
 
-    key prepare_wait() noexcept {
-        // seq_cst: the consumer's half of the Dekker pair described above.
-        return m_state.fetch_add(k_one_waiter, std::memory_order_seq_cst);
-    }
+    explicit event_count(sleep_word& word) noexcept : m_word(word) {}
+    event_count(const event_count&) = delete;
+    event_count& operator=(const event_count&) = delete;
 
-    void cancel_wait() noexcept {
-        // relaxed: leaving changes nothing anyone waits for; a notify that saw us wasted one bump.
-        m_state.fetch_sub(k_one_waiter, std::memory_order_relaxed);
-    }
+    key prepare_wait() noexcept { return m_word.prepare_wait(); }
+    void cancel_wait() noexcept { m_word.cancel_wait(); }
+    bool has_waiters() const noexcept { return m_word.has_waiters(); }
 
     // Blocks until a notify after the prepare_wait() that returned `k`.
     void commit_wait(key k) {
@@ -60,12 +62,6 @@ public:
         });
     }
 
-    // True when some thread is between prepare_wait() and commit/cancel. seq_cst: the producer's
-    // load half of the Dekker pair; it must follow the producer's seq_cst publication of work.
-    bool has_waiters() const noexcept {
-        return (m_state.load(std::memory_order_seq_cst) & k_waiter_mask) != 0;
-    }
-
     // noexcept: callers notify after publishing work, when failing is no longer an option (a
     // mutex that cannot be locked here means a broken process: terminate).
     void notify_one() noexcept { notify(false); }
@@ -76,23 +72,22 @@ private:
     // `k`, or wait_once returns false (a timeout); then leaves the waiter count.
     template <class WaitOnce>
     void wait_for_new_epoch(key k, WaitOnce wait_once) {
-        const std::uint64_t epoch = k >> k_epoch_shift;
+        const std::uint32_t epoch = sleep_word::epoch_of(k);
         {
             std::unique_lock lock(m_mutex);
             // The epoch is re-read under the mutex, and notifiers bump it before taking the mutex,
             // so a notify cannot slip between this check and the wait.
-            while ((m_state.load(std::memory_order_acquire) >> k_epoch_shift) == epoch)
+            while (m_word.epoch() == epoch)
                 if (!wait_once(lock))
                     break;
         }
-        m_state.fetch_sub(k_one_waiter, std::memory_order_relaxed);
+        m_word.cancel_wait(); // the same relaxed decrement: leaving after the wait
     }
 
     void notify(bool all) noexcept {
-        if (!has_waiters())
+        if (!m_word.has_waiters())
             return; // the fast path: one load, no syscall
-        // acq_rel: the bump is what a waiter's acquire load of the epoch observes.
-        m_state.fetch_add(k_one_epoch, std::memory_order_acq_rel);
+        m_word.bump_epoch();
         std::lock_guard lock(m_mutex); // empty critical section: orders us after a waiter's check
         if (all)
             m_cv.notify_all();
@@ -100,12 +95,7 @@ private:
             m_cv.notify_one();
     }
 
-    static constexpr int k_epoch_shift = 32;
-    static constexpr std::uint64_t k_one_waiter = 1;
-    static constexpr std::uint64_t k_one_epoch = std::uint64_t{1} << k_epoch_shift;
-    static constexpr std::uint64_t k_waiter_mask = k_one_epoch - 1;
-
-    std::atomic<std::uint64_t> m_state{0}; // low 32 bits: waiters; high 32 bits: epoch
+    sleep_word& m_word;
     std::mutex m_mutex;
     std::condition_variable m_cv;
 };

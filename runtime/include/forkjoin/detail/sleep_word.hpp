@@ -1,0 +1,53 @@
+// The state word of a pool's event count (runtime/src/event_count.hpp): how many threads are
+// preparing to sleep or asleep, and the wake-up epoch. It lives in the public part of a pool
+// because the inline fork path asks "is anyone asleep?" after every push: one seq_cst load. The
+// mutex and condition variable that sleepers block on stay in runtime/src.
+//
+// Invariant: waiters() == number of threads between prepare_wait() and the end of
+//            cancel_wait()/leave(); the epoch only grows (modulo 2^32).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace fj::detail {
+
+class sleep_word {
+public:
+    using key = std::uint64_t;
+
+    // seq_cst: the sleeper's half of the Dekker pair with has_waiters() (docs/design.md#sleep).
+    key prepare_wait() noexcept {
+        return m_state.fetch_add(k_one_waiter, std::memory_order_seq_cst);
+    }
+
+    // relaxed: leaving changes nothing anyone waits for; a notify that saw us wasted one bump.
+    void cancel_wait() noexcept { m_state.fetch_sub(k_one_waiter, std::memory_order_relaxed); }
+
+    // True when some thread is between prepare_wait() and leaving. seq_cst: the producer's load
+    // half of the Dekker pair; it must follow the producer's seq_cst publication of work.
+    bool has_waiters() const noexcept {
+        return (m_state.load(std::memory_order_seq_cst) & k_waiter_mask) != 0;
+    }
+
+    // acq_rel: the bump is what a sleeper's acquire load in epoch() observes.
+    void bump_epoch() noexcept { m_state.fetch_add(k_one_epoch, std::memory_order_acq_rel); }
+
+    // acquire: pairs with bump_epoch().
+    std::uint32_t epoch() const noexcept {
+        return static_cast<std::uint32_t>(m_state.load(std::memory_order_acquire) >> k_epoch_shift);
+    }
+    static std::uint32_t epoch_of(key k) noexcept {
+        return static_cast<std::uint32_t>(k >> k_epoch_shift);
+    }
+
+private:
+    static constexpr int k_epoch_shift = 32;
+    static constexpr std::uint64_t k_one_waiter = 1;
+    static constexpr std::uint64_t k_one_epoch = std::uint64_t{1} << k_epoch_shift;
+    static constexpr std::uint64_t k_waiter_mask = k_one_epoch - 1;
+
+    std::atomic<std::uint64_t> m_state{0}; // low 32 bits: waiters; high 32 bits: epoch
+};
+
+} // namespace fj::detail

@@ -1,0 +1,216 @@
+// A pool's lifecycle: start-up, submission from outside, shutdown. Continuations are routed in
+// continuation_routing.cpp, statistics gathered and printed in stats_report.cpp.
+//
+// Shutdown (docs/design.md#shutdown), in steps:
+//   1. close the injection queue (a bit in its tail word): from now on a submit from outside the
+//      pool throws fj::scheduler_closed; a submit ordered before the close is in the queue.
+//      Tasks of this pool may still fork and submit (they are part of the work being finished);
+//   2. wake every sleeping worker so each re-evaluates;
+//   3. workers keep running until the last one awake finds the queue closed and every queue
+//      empty (the termination invariant in worker_loop.cpp); it sets m_stop and wakes the rest,
+//      which exit;
+//   4. join the threads.
+// Nothing accepted is lost: a submit either got in before the close (and the workers cannot
+// stop before its task ran) or threw.
+#include "pool.hpp"
+
+#include "overflow_handler.hpp"
+#include "parking.hpp"
+#include "pool_registry.hpp"
+#include "system.hpp"
+#include "trace.hpp"
+#include "worker_loop.hpp"
+
+#include <cstdio>
+#include <exception>
+#include <pthread.h>
+#include <sched.h>
+#include <string>
+#include <thread>
+
+#include <boost/thread/thread.hpp>
+
+#include <forkjoin/errors.hpp>
+#include <forkjoin/profile.hpp>
+#include <forkjoin/scheduler.hpp>
+
+namespace fj::detail {
+
+struct thread_group {
+    std::vector<boost::thread> threads;
+};
+
+namespace {
+
+void validate(const scheduler_options& o) {
+    if (o.workers > scheduler_options::max_workers)
+        throw_invalid_argument(
+            "fj::scheduler: " + std::to_string(o.workers) + " workers requested; the limit is " +
+            std::to_string(scheduler_options::max_workers) + " (use 0 for one per available CPU)");
+    if (o.worker_stack_size < (std::size_t{64} << 10))
+        throw_invalid_argument("fj::scheduler: worker_stack_size " +
+                               std::to_string(o.worker_stack_size) +
+                               " is below the minimum of 65536 bytes");
+    if (o.fiber_stack_size < (std::size_t{64} << 10))
+        throw_invalid_argument("fj::scheduler: fiber_stack_size " +
+                               std::to_string(o.fiber_stack_size) +
+                               " is below the minimum of 65536 bytes (it is a reservation: "
+                               "only touched pages cost memory, so keep it generous)");
+    if (o.spin_before_sleep.count() < 0 ||
+        o.spin_before_sleep > scheduler_options::max_spin_before_sleep)
+        throw_invalid_argument(
+            "fj::scheduler: spin_before_sleep must be between 0 and 100000 microseconds (100 ms), "
+            "not " +
+            std::to_string(o.spin_before_sleep.count()) +
+            ": idle workers spin that long before they sleep or notice a shutdown");
+    if (o.trace_events_per_worker < 1024)
+        throw_invalid_argument(
+            "fj::scheduler: trace_events_per_worker must be at least 1024, not " +
+            std::to_string(o.trace_events_per_worker));
+    if (o.initial_deque_capacity == 0 ||
+        o.initial_deque_capacity > scheduler_options::max_initial_deque_capacity)
+        throw_invalid_argument(
+            "fj::scheduler: initial_deque_capacity must be between 1 and 2^20 (deques grow on "
+            "demand), not " +
+            std::to_string(o.initial_deque_capacity));
+}
+
+// The options with the defaults resolved (the worker count, the trace file, whole-run profiling).
+scheduler_options resolved(const scheduler_options& options) {
+    validate(options);
+    scheduler_options o = options;
+    o.workers = options.workers != 0 ? options.workers : default_worker_count();
+    o.trace_file = trace_file_for(o);
+    o.profile_whole_run = profile_whole_run(o.profile_whole_run);
+    return o;
+}
+
+void start_workers(pool& p);
+
+} // namespace
+
+pool::pool(fj::scheduler& handle, const scheduler_options& options, std::uint64_t id)
+    : pool_core(handle, id, options.workers, asymmetric_barrier_available()), m_options(options),
+      m_workers(options.workers), m_generation(process_generation()) {
+    for (std::size_t i = 0; i < m_worker_count; ++i)
+        m_workers.add(std::make_unique<worker>(this, i, m_options.initial_deque_capacity));
+    m_active.store(static_cast<std::uint32_t>(m_worker_count), std::memory_order_relaxed);
+    m_parking = make_parking_lot(m_options, m_worker_count);
+    m_trace = start_trace(m_options.trace_file, m_options.trace_events_per_worker, m_id, m_workers);
+    if (m_options.profile_whole_run)
+        m_whole_run_profile = std::make_shared<profile_region>();
+}
+
+pool::~pool() = default;
+
+pool* make_pool(fj::scheduler& handle, const scheduler_options& options) {
+    const scheduler_options o = resolved(options);
+    install_fork_handlers();
+    auto p = std::make_unique<pool>(handle, o, next_pool_id());
+    start_workers(*p);
+    try {
+        register_pool(*p);
+    } catch (...) { // std::bad_alloc: no destructor will run, so undo the start here
+        shutdown(*p);
+        throw;
+    }
+    return p.release();
+}
+
+namespace {
+
+void start_workers(pool& p) {
+    install_overflow_handler(); // names a task's stack overflow (overflow_handler.hpp)
+    p.m_threads = std::make_unique<thread_group>();
+    const std::size_t n = p.m_worker_count;
+    p.m_threads->threads.reserve(n);
+    boost::thread::attributes attributes;
+    attributes.set_stack_size(p.m_options.worker_stack_size);
+    const boost::thread::attributes& attrs = attributes; // const&: see fibers-study.md §1
+    const std::vector<int> cpus = p.m_options.pin_workers ? affinity_cpus() : std::vector<int>{};
+    for (std::size_t i = 0; i < n; ++i) {
+        try {
+            fault_injection::check(fault_injection::site::thread_start);
+            p.m_threads->threads.emplace_back(attrs, [&p, i] { worker_main(p, i); });
+        } catch (const std::exception& e) {
+            // Undo: the started workers count as active; the rest never will.
+            p.m_active.fetch_sub(static_cast<std::uint32_t>(n - i), std::memory_order_seq_cst);
+            p.m_injected.close();
+            p.m_sleep.notify_all();
+            for (auto& t : p.m_threads->threads)
+                t.join();
+            p.m_joined = true;
+            throw std::runtime_error("fj::scheduler: could not start worker thread " +
+                                     std::to_string(i + 1) + " of " + std::to_string(n) + ": " +
+                                     e.what());
+        }
+        if (!cpus.empty()) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(cpus[i % cpus.size()], &set);
+            // Best effort: pinning is an optimisation, and the mask may have changed meanwhile.
+            (void)pthread_setaffinity_np(p.m_threads->threads.back().native_handle(), sizeof(set),
+                                         &set);
+        }
+    }
+}
+
+} // namespace
+
+void shutdown(pool& p) {
+    std::lock_guard lock(p.m_shutdown_mutex);
+    if (p.m_joined)
+        return;
+    if (p.m_generation != process_generation()) {
+        // In the child of a fork(): the workers stayed in the parent. Joining (or detaching) their
+        // handles here would touch threads that do not exist, so the handles are abandoned.
+        (void)p.m_threads.release();
+        p.m_injected.close();
+        p.m_joined = true;
+        return;
+    }
+    p.m_injected.close(); // seq_cst RMW on the tail word: ordered with every push
+    p.m_sleep.notify_all();
+    for (auto& t : p.m_threads->threads)
+        t.join();
+    // A thread outside the pool that queued a parked task's record may still be notifying.
+    // acquire: pairs with the release decrement in make_resumable(), its last touch.
+    while (p.m_wakers.load(std::memory_order_acquire) != 0)
+        std::this_thread::yield();
+    if (p.m_trace != nullptr)
+        finish_trace(*p.m_trace);         // the joins ordered every worker's last event before this
+    if (p.m_whole_run_profile != nullptr) // the joins ordered every frame's end before this
+        print_whole_run_profile(*p.m_whole_run_profile, p.m_id, p.m_worker_count);
+    p.m_joined = true;
+}
+
+void destroy_pool(pool* p) noexcept {
+    // First: from now on then() on a ready future of this pool continues on the current
+    // scheduler instead (it would be refused after the close anyway).
+    unregister_pool(p->m_id);
+    shutdown(*p);
+    delete p;
+}
+
+// --- Submission ----------------------------------------------------------------------------------
+
+void inject(pool_core& core, task* t) {
+    pool& p = pool_of(core);
+    if (p.m_generation != process_generation()) [[unlikely]]
+        throw_logic_error(
+            "fj::scheduler: used in the child of a fork(), but it was created before the fork and "
+            "its worker threads exist only in the parent. Create a new scheduler in the child "
+            "(fj::default_scheduler() and fj::async do this by themselves)");
+    // Tasks of this pool (on its workers, or helping threads running one) may still submit while
+    // it drains: they are counted active, so the pool cannot stop before their submissions run.
+    const bool from_own_task = current_pool() == &p;
+    if (p.m_injected.push(t, from_own_task) == decltype(p.m_injected)::push_result::closed)
+        throw_scheduler_closed();
+    p.m_sleep.notify_one(); // after the seq_cst CAS that published t: docs/design.md#sleep
+}
+
+void wake_one_sleeper(pool_core& core) noexcept {
+    pool_of(core).m_sleep.notify_one();
+}
+
+} // namespace fj::detail

@@ -1,0 +1,79 @@
+// A pool: the workers, their queues and everything that runs them. fj::scheduler is a handle that
+// owns one; the inline fork/join paths see only its public part (detail/pool_core.hpp). The worker
+// loop (worker_loop.hpp), parking (parking.hpp), blocking waits (blocking_wait.cpp) and the
+// lifecycle (pool.cpp) are functions over it.
+#pragma once
+
+#include "event_count.hpp"
+#include "injection_queue.hpp"
+#include "worker_set.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include <forkjoin/detail/pool_core.hpp>
+#include <forkjoin/options.hpp>
+#include <forkjoin/stats.hpp>
+
+namespace fj::detail {
+
+struct parking_lot; // parking.cpp: the worker loop on fibers, park and resume
+struct parking_lot_deleter {
+    void operator()(parking_lot* lot) const noexcept;
+};
+struct trace_session; // trace.cpp: trace mode's per-worker buffers
+struct trace_session_deleter {
+    void operator()(trace_session* session) const noexcept;
+};
+struct thread_group; // pool.cpp: the worker threads
+
+struct pool final : pool_core {
+    pool(fj::scheduler& handle, const scheduler_options& options, std::uint64_t id);
+    ~pool();
+
+    bool is_closed() const noexcept { return m_injected.is_closed(); }
+
+    scheduler_options m_options; // as given, with the defaults resolved
+    worker_set m_workers;
+    injection_queue<task> m_injected; // also holds the closed flag
+    event_count m_sleep{m_sleepers};
+    alignas(128) std::atomic<std::uint32_t> m_active{0}; // workers/helpers not asleep
+    std::atomic<bool> m_stop{false};                     // set once: all work done after close
+    std::atomic<std::uint64_t> m_outside_rng{0x9e3779b97f4a7c15ull};
+    std::uint64_t m_generation = 0; // the process fork() generation it was created in (#fork)
+    std::unique_ptr<thread_group> m_threads;
+    std::unique_ptr<parking_lot, parking_lot_deleter> m_parking;   // null when parking is off
+    std::unique_ptr<trace_session, trace_session_deleter> m_trace; // null unless tracing
+    // Tasks parked and not yet queued for resumption: pending work the pool must not stop under
+    // (the termination invariant, docs/design.md#parking). seq_cst: read by the last worker to
+    // go idle in the same single order as m_active.
+    alignas(128) std::atomic<std::size_t> m_parked{0};
+    // Threads outside the pool inside make_resumable(): shutdown waits for them to leave.
+    std::atomic<std::uint32_t> m_wakers{0};
+    std::mutex m_shutdown_mutex;
+    bool m_joined = false; // guarded by m_shutdown_mutex
+};
+
+inline pool& pool_of(pool_core& p) noexcept {
+    return static_cast<pool&>(p);
+}
+inline const pool& pool_of(const pool_core& p) noexcept {
+    return static_cast<const pool&>(p);
+}
+
+// Lifecycle (pool.cpp, docs/design.md#shutdown).
+// Builds a pool for `handle`, starts its workers and registers it for continuation routing.
+// Throws std::invalid_argument for bad options, std::runtime_error if a thread cannot start.
+pool* make_pool(fj::scheduler& handle, const scheduler_options& options);
+// Finishes everything submitted, then joins the workers. Idempotent.
+void shutdown(pool& p);
+// Unregisters, shuts down and frees the pool.
+void destroy_pool(pool* p) noexcept;
+
+// Statistics snapshot (stats_report.cpp).
+scheduler_stats snapshot(const pool& p);
+
+} // namespace fj::detail
