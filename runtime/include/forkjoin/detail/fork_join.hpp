@@ -157,11 +157,15 @@ join_in_result_t<A, B> join_plain(pool_core& p, A&& a, B&& b) {
     result_a.run(a);
     // Pop task_b back by identity (the common case: inline, no call). Something else on top of
     // it is a task that a's code forked without joining: run_forked_above() runs those first.
-    task* popped = current_worker()->m_deque.pop(); // re-read: a may have migrated
-    if (popped == &task_b || (popped != nullptr && run_forked_above(popped, &task_b))) {
+    w = current_worker(); // re-read: a may have migrated
+    task* popped = w->m_deque.pop();
+    if (popped == &task_b ||
+        (popped != nullptr && run_forked_above(popped, &task_b) && (w = current_worker()))) {
         // Not stolen: run it here unless a already failed (then b is cancelled before it starts).
+        // w is current: nothing ran since it was read, or it was read again after the tasks
+        // run_forked_above() ran (which may have migrated this frame).
         if (!result_a.failed())
-            run_counted(*current_worker(), &task_b, [&]() noexcept { task_b.run_inline(); });
+            run_counted(*w, &task_b, [&]() noexcept { task_b.run_inline(); });
     } else {
         // Stolen: the thief may still be running it, and it references this frame. Wait even if
         // a failed.
