@@ -63,7 +63,7 @@ void wait_plain(completion& c) {
 }
 
 bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadline) {
-    const profile_pause_scope paused; // docs/tracing.md#profiler: waiting is neither work nor span
+    const wait_observation observed; // docs/tracing.md#observers
     if (current_worker() != nullptr) {
         // Yield-park until ready or past the deadline (a parked wait cannot time out by itself).
         for (;;) {
@@ -97,10 +97,9 @@ bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadli
     return true;
 }
 
-// Reached from wait() only while a profiler region exists: the waiting frame's strand pauses
-// (docs/tracing.md#profiler).
-void wait_slow(completion& c) {
-    const profile_pause_scope paused;
+// Reached from wait() only while observers exist (docs/tracing.md#observers).
+void wait_observed(completion& c) {
+    const wait_observation observed;
     wait_plain(c);
 }
 

@@ -27,8 +27,8 @@
 #include "parking.hpp"
 
 #include "fiber_switch.hpp"
+#include "observe.hpp"
 #include "stack_pool.hpp"
-#include "trace_buffer.hpp"
 #include "worker_loop.hpp"
 
 #include <cstdio>
@@ -400,16 +400,15 @@ struct fiber_runtime {
         rec.info = context().fiber;
         rec.parked_on = w->m_index;
         w->m_stats.parks.bump();
-        // Trace mode: this thread stops running the task's open slices here; they reopen where
-        // it resumes (trace_buffer.hpp). After the checks that can refuse the park.
-        const std::uint32_t open_slices = w->m_trace != nullptr ? w->m_trace->suspend_slices() : 0;
+        // After the checks that can refuse the park: the observers set aside what they follow
+        // of this task (trace slices, profiler frames) until it resumes.
+        parked_observation observation;
+        if (observed()) [[unlikely]]
+            observation = on_park(*w);
         // seq_cst: counted before this worker can go idle, in the order the last idle worker
         // reads it (termination invariant).
         s.m_parked.fetch_add(1, std::memory_order_seq_cst);
         fiber_info* const self = context().fiber;
-        // The profiler's frames live on the parked stack: they leave with it and come back
-        // wherever it resumes; the fresh loop fiber starts outside any frame.
-        profile_frame* const frames = std::exchange(context().profile, nullptr);
         const auto call_enqueue = [](void* closure, park_record& r) {
             (*static_cast<std::remove_reference_t<Enqueue>*>(closure))(r);
         };
@@ -418,13 +417,12 @@ struct fiber_runtime {
         switch_to(*self, next, *next_info, &m);
         // Resumed, maybe on another worker of the pool.
         context().fiber = self;
-        context().profile = frames;
         worker& now = *current_worker();
         now.m_stats.resumes.bump();
         if (now.m_index != rec.parked_on)
             now.m_stats.migrations.bump();
-        if (now.m_trace != nullptr)
-            now.m_trace->resume_slices(open_slices, static_cast<std::uint32_t>(rec.parked_on));
+        if (observation.active) [[unlikely]]
+            on_resume(now, observation, rec.parked_on);
         return true;
     }
 

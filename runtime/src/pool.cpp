@@ -14,11 +14,11 @@
 // stop before its task ran) or threw.
 #include "pool.hpp"
 
+#include "observe.hpp"
 #include "overflow_handler.hpp"
 #include "parking.hpp"
 #include "pool_registry.hpp"
 #include "system.hpp"
-#include "trace.hpp"
 #include "worker_loop.hpp"
 
 #include <cstdio>
@@ -31,8 +31,6 @@
 #include <boost/thread/thread.hpp>
 
 #include <forkjoin/errors.hpp>
-#include <forkjoin/profile.hpp>
-#include <forkjoin/scheduler.hpp>
 
 namespace fj::detail {
 
@@ -80,8 +78,7 @@ scheduler_options resolved(const scheduler_options& options) {
     validate(options);
     scheduler_options o = options;
     o.workers = options.workers != 0 ? options.workers : default_worker_count();
-    o.trace_file = trace_file_for(o);
-    o.profile_whole_run = profile_whole_run(o.profile_whole_run);
+    resolve_observer_options(o);
     return o;
 }
 
@@ -96,12 +93,12 @@ pool::pool(fj::scheduler& handle, const scheduler_options& options, std::uint64_
         m_workers.add(std::make_unique<worker>(this, i, m_options.initial_deque_capacity));
     m_active.store(static_cast<std::uint32_t>(m_worker_count), std::memory_order_relaxed);
     m_parking = make_parking_lot(m_options, m_worker_count);
-    m_trace = start_trace(m_options.trace_file, m_options.trace_events_per_worker, m_id, m_workers);
-    if (m_options.profile_whole_run)
-        m_whole_run_profile = std::make_shared<profile_region>();
+    start_observing(*this); // last: nothing after it throws
 }
 
-pool::~pool() = default;
+pool::~pool() {
+    abandon_observing(*this); // a pool that stopped has ended its observers already
+}
 
 pool* make_pool(fj::scheduler& handle, const scheduler_options& options) {
     const scheduler_options o = resolved(options);
@@ -177,10 +174,7 @@ void shutdown(pool& p) {
     // acquire: pairs with the release decrement in make_resumable(), its last touch.
     while (p.m_wakers.load(std::memory_order_acquire) != 0)
         std::this_thread::yield();
-    if (p.m_trace != nullptr)
-        finish_trace(*p.m_trace);         // the joins ordered every worker's last event before this
-    if (p.m_whole_run_profile != nullptr) // the joins ordered every frame's end before this
-        print_whole_run_profile(*p.m_whole_run_profile, p.m_id, p.m_worker_count);
+    stop_observing(p); // the joins ordered every worker's last event and frame's end before this
     p.m_joined = true;
 }
 

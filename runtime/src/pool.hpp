@@ -28,7 +28,8 @@ struct trace_session; // trace.cpp: trace mode's per-worker buffers
 struct trace_session_deleter {
     void operator()(trace_session* session) const noexcept;
 };
-struct thread_group; // pool.cpp: the worker threads
+struct thread_group;   // pool.cpp: the worker threads
+struct profile_region; // <forkjoin/detail/profile_frame.hpp>
 
 struct pool final : pool_core {
     pool(fj::scheduler& handle, const scheduler_options& options, std::uint64_t id);
@@ -45,8 +46,11 @@ struct pool final : pool_core {
     std::atomic<std::uint64_t> m_outside_rng{0x9e3779b97f4a7c15ull};
     std::uint64_t m_generation = 0; // the process fork() generation it was created in (#fork)
     std::unique_ptr<thread_group> m_threads;
-    std::unique_ptr<parking_lot, parking_lot_deleter> m_parking;   // null when parking is off
-    std::unique_ptr<trace_session, trace_session_deleter> m_trace; // null unless tracing
+    std::unique_ptr<parking_lot, parking_lot_deleter> m_parking; // null when parking is off
+    // Observers (observe.hpp): trace mode's session, null unless tracing; the region every task
+    // submitted to the pool is a root of, null unless it profiles its whole run.
+    std::unique_ptr<trace_session, trace_session_deleter> m_trace;
+    std::shared_ptr<profile_region> m_whole_run_profile;
     // Tasks parked and not yet queued for resumption: pending work the pool must not stop under
     // (the termination invariant, docs/design.md#parking). seq_cst: read by the last worker to
     // go idle in the same single order as m_active.

@@ -1,8 +1,6 @@
 // The parallelism profiler (docs/tracing.md#profiler): frames, strands and fork/join edges, as
-// described in <forkjoin/detail/profile_frame.hpp>. Only code inside fj::profile() regions comes
-// here; the rest of the runtime pays one TLS test per fork, join and get().
-#include "trace.hpp"
-
+// described in <forkjoin/detail/profile_frame.hpp>. The runtime's events reach it through
+// observe.cpp, only while a region exists; profile.cpp knows nothing of pools.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -19,11 +17,11 @@
 #include <time.h>
 #include <unordered_map>
 
-#include <forkjoin/profile.hpp>
+#include <forkjoin/detail/current.hpp>
+#include <forkjoin/detail/profile_frame.hpp>
+#include <forkjoin/profile_report.hpp>
 
 namespace fj::detail {
-
-std::atomic<std::uint32_t> g_live_profile_regions{0};
 
 namespace {
 
@@ -217,32 +215,6 @@ profile_report make_profile_report(const profile_region& region) noexcept {
     r.span = std::chrono::nanoseconds(region.span.load(std::memory_order_relaxed));
     r.tasks = region.frames.load(std::memory_order_relaxed);
     return r;
-}
-
-bool profile_whole_run(bool configured) {
-    const char* env = std::getenv("FJ_PROFILE");
-    if (env == nullptr || *env == '\0')
-        return configured;
-    const std::string value = env;
-    if (value == "0" || value == "1")
-        return value == "1";
-    throw std::invalid_argument("FJ_PROFILE='" + value +
-                                "' is not valid: use 1 to profile the whole run (work, span and "
-                                "parallelism printed at shutdown), 0 not to, or unset it");
-}
-
-void print_whole_run_profile(const profile_region& region, std::uint64_t scheduler_id,
-                             std::size_t workers) noexcept {
-    try {
-        profile_forget(region);
-        const profile_report r = make_profile_report(region);
-        std::ostringstream line;
-        line << "fj profile: scheduler #" << scheduler_id << ", whole run: " << r
-             << "; speed-up bound on " << workers << " workers " << std::fixed
-             << std::setprecision(2) << r.speedup_bound(workers) << "x\n";
-        std::fputs(line.str().c_str(), stderr);
-    } catch (...) { // std::bad_alloc: the report is a diagnostic, never a reason to fail shutdown
-    }
 }
 
 } // namespace fj::detail

@@ -7,7 +7,6 @@
 // resume_slices). So every track is a well-nested sequence of B/E pairs in time order.
 #include "trace.hpp"
 
-#include "parking.hpp"
 #include "trace_buffer.hpp"
 
 #include <cerrno>
@@ -26,17 +25,6 @@ namespace fj::detail {
 std::chrono::steady_clock::time_point trace_epoch() noexcept {
     static const std::chrono::steady_clock::time_point epoch = std::chrono::steady_clock::now();
     return epoch;
-}
-
-bool trace_task_begin(worker& w, const task* t) noexcept {
-    if (is_park_record(t))
-        return false;
-    w.m_trace->begin_task();
-    return true;
-}
-
-void trace_task_end() noexcept {
-    current_worker()->m_trace->end_task();
 }
 
 struct trace_session {

@@ -1,5 +1,6 @@
-// Trace mode (docs/tracing.md): the scheduler's side. A traced scheduler owns one trace_buffer per
-// worker and writes them, as Chrome / Perfetto trace-event JSON, when it shuts down.
+// Trace mode (docs/tracing.md): a traced pool's session owns one trace_buffer per worker and
+// writes them, as Chrome / Perfetto trace-event JSON, when the pool stops. An observer:
+// observe.cpp starts and finishes it and records the workers' events into its buffers.
 #pragma once
 
 #include "pool.hpp"
@@ -15,7 +16,6 @@ namespace fj::detail {
 
 struct worker;
 class trace_buffer;
-struct profile_region;
 
 // trace_session and its deleter are declared in pool.hpp.
 using trace_session_ptr = std::unique_ptr<trace_session, trace_session_deleter>;
@@ -34,14 +34,7 @@ trace_session_ptr start_trace(const std::string& path, std::size_t events_per_wo
 // that cannot be written is reported on stderr: shutdown() does not throw for it.
 void finish_trace(trace_session& session) noexcept;
 
-// Whole-run profiling (profile.cpp): FJ_PROFILE (0 or 1) if set, else `configured`. Throws
-// std::invalid_argument for any other value.
-bool profile_whole_run(bool configured);
-// At shutdown: one line on stderr with the run's work, span, parallelism and speed-up bound.
-void print_whole_run_profile(const profile_region& region, std::uint64_t scheduler_id,
-                             std::size_t workers) noexcept;
-
-// The number of events recorded and dropped (buffer full) so far, for tests and diagnostics.
+// Events recorded and dropped (buffers full), over every worker.
 struct trace_counts {
     std::uint64_t recorded = 0;
     std::uint64_t dropped = 0;

@@ -15,9 +15,9 @@
 
 #include "fiber_switch.hpp"
 #include "guard_registry.hpp"
+#include "observe.hpp"
 #include "overflow_handler.hpp"
 #include "parking.hpp"
-#include "trace_buffer.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -25,7 +25,7 @@
 #include <thread>
 
 #include <forkjoin/detail/cpu_relax.hpp>
-#include <forkjoin/detail/profile_frame.hpp>
+#include <forkjoin/detail/observe.hpp>
 
 namespace fj::detail {
 // Its symbol name comes from the declaration's asm label (current.hpp).
@@ -95,9 +95,8 @@ task* steal_from_others(pool& p, worker* self, std::uint64_t random, bool at_top
         if (t != nullptr || victim.m_deque.steal(t) == steal_result::success) {
             if (self != nullptr) {
                 self->m_stats.steals.bump();
-                if (self->m_trace != nullptr) [[unlikely]]
-                    self->m_trace->record(trace_kind::steal,
-                                          static_cast<std::uint32_t>(victim.m_index));
+                if (observed()) [[unlikely]]
+                    on_steal(*self, victim);
             }
             return t;
         }
@@ -108,11 +107,11 @@ task* steal_from_others(pool& p, worker* self, std::uint64_t random, bool at_top
 }
 
 // A task taken from the injection queue. A parked task's record is not counted: its resumption
-// takes the count back (fiber_runtime::resume), and the trace leaves it out likewise.
+// takes the count back (fiber_runtime::resume), and the observers leave it out likewise.
 task* taken_injected(worker& w, task* t) noexcept {
     w.m_stats.injected_taken.bump();
-    if (w.m_trace != nullptr && !is_park_record(t)) [[unlikely]]
-        w.m_trace->record(trace_kind::take_injected);
+    if (observed()) [[unlikely]]
+        on_take_injected(w, t);
     return t;
 }
 
@@ -226,16 +225,16 @@ task* find_work_or_sleep(pool& p, worker& w) {
             return nullptr;
         }
         w.m_stats.sleeps.bump();
-        if (w.m_trace != nullptr) [[unlikely]]
-            w.m_trace->record(trace_kind::sleep_begin);
+        if (observed()) [[unlikely]]
+            on_sleep_begin(w);
         if (timed_sleep)
             p.m_sleep.commit_wait_until(key, std::chrono::steady_clock::now() +
                                                  k_idle_block_release_period);
         else
             p.m_sleep.commit_wait(key);
         w.m_stats.wakeups.bump();
-        if (w.m_trace != nullptr) [[unlikely]]
-            w.m_trace->record(trace_kind::sleep_end);
+        if (observed()) [[unlikely]]
+            on_sleep_end(w);
         p.m_active.fetch_add(1, std::memory_order_seq_cst);
         if (p.m_stop.load(std::memory_order_acquire))
             return nullptr;
@@ -275,9 +274,8 @@ void help_outside(pool& p, function_ref<bool()> done);
 } // namespace
 
 void help_until(pool_core& core, function_ref<bool()> done) {
-    // docs/tracing.md#profiler: waiting is neither work nor span (one load of a global when no
-    // region exists).
-    const profile_pause_scope paused;
+    // docs/tracing.md#observers (one load of a global while nothing observes).
+    const wait_observation observed;
     if (current_worker() == nullptr) {
         help_outside(pool_of(core), done);
         return;

@@ -12,7 +12,7 @@
 #pragma once
 
 #include "detail/future_state.hpp"
-#include "detail/profile_frame.hpp"
+#include "detail/observe.hpp"
 #include "detail/wait.hpp"
 #include "errors.hpp"
 
@@ -74,8 +74,7 @@ public:
     void wait() const {
         check();
         detail::wait(m_state->m_completion);
-        if (detail::profile_regions_exist()) [[unlikely]] // docs/tracing.md#profiler: join edge
-            detail::profile_join_future(m_state);
+        joined();
     }
 
     template <class Rep, class Period>
@@ -101,7 +100,7 @@ public:
     }
 
     // always_inline: the fast path (already done) is a few instructions, and fork/get costs are
-    // the runtime's headline; the profiler's hook must not push it out of line.
+    // the runtime's headline; the observers' hook must not push it out of line.
     [[gnu::always_inline]] inline T get() {
         check();
         if (!m_state->m_completion.is_done()) [[unlikely]] { // one load when the task is done
@@ -111,8 +110,7 @@ public:
                 detail::throw_task_cancelled();
             }
         }
-        if (detail::profile_regions_exist()) [[unlikely]] // docs/tracing.md#profiler: join edge
-            detail::profile_join_future(m_state);
+        joined();
         // The task is done and touches the state no more: it is ours alone to read and free.
         struct free_on_exit {
             detail::future_state<T>* state;
@@ -123,6 +121,13 @@ public:
 
 private:
     friend struct detail::future_access;
+
+    // This future's task has been seen finished: the observers' join event (the profiler joins
+    // the child's edge).
+    void joined() const noexcept {
+        if (detail::observed()) [[unlikely]]
+            detail::on_future_joined(m_state);
+    }
 
     explicit future(detail::future_state<T>* state) noexcept : m_state(state) {}
 

@@ -14,42 +14,14 @@
 #include "async.hpp"
 #include "detail/callable_check.hpp"
 #include "detail/profile_frame.hpp"
+#include "profile_report.hpp"
 #include "scheduler.hpp"
 
-#include <chrono>
-#include <cstddef>
-#include <cstdint>
 #include <functional>
-#include <iosfwd>
 #include <memory>
 #include <utility>
 
 namespace fj {
-
-struct profile_report {
-    std::chrono::nanoseconds work{0}; // T1: the sum of the time every task ran
-    std::chrono::nanoseconds span{0}; // T∞: the critical path
-    std::uint64_t tasks = 0;          // tasks measured, the region's root included
-
-    // T1 / T∞: the most workers that can be kept busy on average.
-    double parallelism() const noexcept {
-        return span.count() > 0 ? static_cast<double>(work.count()) / span.count() : 0.0;
-    }
-    // The best speed-up over a serial run possible on `workers` workers: min(P, T1 / T∞).
-    double speedup_bound(std::size_t workers) const noexcept {
-        const double p = parallelism();
-        return static_cast<double>(workers) < p ? static_cast<double>(workers) : p;
-    }
-    // The speed-up a greedy scheduler guarantees, overheads aside (Brent): T1 / (T1/P + T∞).
-    double greedy_speedup(std::size_t workers) const noexcept {
-        const double t1 = static_cast<double>(work.count());
-        const double denominator = t1 / static_cast<double>(workers) + span.count();
-        return denominator > 0 ? t1 / denominator : 0.0;
-    }
-};
-
-// One line: work, span, parallelism, tasks.
-std::ostream& operator<<(std::ostream& out, const profile_report& report);
 
 namespace detail {
 
@@ -74,8 +46,6 @@ private:
     profile_region& m_region;
     profile_frame m_frame;
 };
-
-profile_report make_profile_report(const profile_region& region) noexcept;
 
 } // namespace detail
 

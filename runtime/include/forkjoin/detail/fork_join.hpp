@@ -2,8 +2,9 @@
 // public part (pool_core.hpp). fj::scheduler's members and the free functions in async.hpp call
 // these; the slow paths they fall back to are out of line in runtime/src.
 //
-// The profiler's dispatch (docs/tracing.md#profiler) costs one load of a global and a branch per
-// operation while no region exists: the measured paths are out of the inlined code (noinline).
+// Observers (observe.hpp; the profiler measures forks and joins) cost one load of a global and a
+// branch per operation while none exists: the observed paths are out of the inlined code
+// (noinline), and come back to the plain ones.
 #pragma once
 
 #include "../future.hpp"
@@ -11,6 +12,7 @@
 #include "current.hpp"
 #include "future_state.hpp"
 #include "join_task.hpp"
+#include "observe.hpp"
 #include "pool_core.hpp"
 #include "profile_frame.hpp"
 #include "task.hpp"
@@ -29,20 +31,21 @@ auto make_fork_task(F&& fn) {
     return fork_task<std::decay_t<F>, task_result_t<F>>::make(std::forward<F>(fn));
 }
 
-// Inside an fj::profile region: the child is measured as a frame of its own, and its fork edge is
-// registered under its future's state for get().
+// A fork or submit while observers exist: `start(body)` creates the task. A child the observers
+// measure runs as a frame of its own, and its fork edge is left for its future's get().
 template <class F, class Start>
-[[gnu::noinline]] future<task_result_t<F>> start_profiled(F&& fn, Start&& start) {
-    if (context().profile == nullptr) // a region exists, but not around this task
+[[gnu::noinline]] future<task_result_t<F>> start_observed(pool_core& p, bool is_submit, F&& fn,
+                                                          Start&& start) {
+    std::shared_ptr<profile_edge> edge = on_child_created(p, is_submit);
+    if (edge == nullptr)
         return start(std::forward<F>(fn));
     check_callable(fn);
-    std::shared_ptr<profile_edge> edge = profile_fork_shared();
     future<task_result_t<F>> f = start(profiled_body<std::decay_t<F>>(edge, std::forward<F>(fn)));
-    profile_register(future_access::state(f), std::move(edge));
+    on_child_started(future_access::state(f), std::move(edge));
     return f;
 }
 
-// submit without the profiler's hooks.
+// submit without observers.
 template <class F>
 future<task_result_t<F>> submit_plain(pool_core& p, F&& fn) {
     check_callable(fn);
@@ -60,18 +63,10 @@ future<task_result_t<F>> submit_plain(pool_core& p, F&& fn) {
 // From any thread: append fn to p's injection queue (FIFO).
 template <class F>
 future<task_result_t<F>> submit_to(pool_core& p, F&& fn) {
-    if (profile_regions_exist()) [[unlikely]] {
-        if (context().profile != nullptr)
-            return start_profiled(std::forward<F>(fn), [&p](auto&& body) {
-                return submit_plain(p, std::forward<decltype(body)>(body));
-            });
-    }
-    if (p.m_whole_run_profile != nullptr) [[unlikely]] { // a root of the whole run's region
-        check_callable(fn);
-        auto edge = std::make_shared<profile_edge>();
-        edge->region = p.m_whole_run_profile;
-        return submit_plain(p, profiled_body<std::decay_t<F>>(edge, std::forward<F>(fn)));
-    }
+    if (observed()) [[unlikely]]
+        return start_observed(p, true, std::forward<F>(fn), [&p](auto&& body) {
+            return submit_plain(p, std::forward<decltype(body)>(body));
+        });
     return submit_plain(p, std::forward<F>(fn));
 }
 
@@ -98,8 +93,8 @@ future<task_result_t<F>> fork_in(pool_core& p, F&& fn) {
     worker* w = own_worker(p);
     if (w == nullptr)
         return submit_to(p, std::forward<F>(fn));
-    if (profile_regions_exist()) [[unlikely]]
-        return start_profiled(std::forward<F>(fn), [&p, w](auto&& body) {
+    if (observed()) [[unlikely]]
+        return start_observed(p, false, std::forward<F>(fn), [&p, w](auto&& body) {
             return fork_on(p, *w, std::forward<decltype(body)>(body));
         });
     return fork_on(p, *w, std::forward<F>(fn));
@@ -108,38 +103,9 @@ future<task_result_t<F>> fork_in(pool_core& p, F&& fn) {
 template <class A, class B>
 using join_in_result_t = join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>>;
 
-template <bool Measured, class A, class B>
-join_in_result_t<A, B> join_plain(pool_core& p, A&& a, B&& b);
-
-// Out of the inlined fast path (noinline): join stays as small as it was without the profiler.
+// join without observers.
 template <class A, class B>
-[[gnu::noinline]] join_in_result_t<A, B> join_profiled(pool_core& p, A& a, B& b) {
-    // a continues the caller's frame; b is a child frame with a fork edge on this stack, joined
-    // when the join returns (or throws).
-    if (context().profile == nullptr) // a region exists, but not around this task
-        return join_plain<false>(p, a, b);
-    check_callable(b);
-    profile_edge edge;
-    profile_fork(edge);
-    struct join_edge_on_exit {
-        const profile_edge& edge;
-        ~join_edge_on_exit() { profile_join(edge); }
-    } joined{edge};
-    auto measured_b = [&]() -> decltype(auto) {
-        profile_scope scope(edge);
-        return std::invoke(b);
-    };
-    return join_plain<false>(p, a, measured_b);
-}
-
-template <bool Measured, class A, class B>
-join_in_result_t<A, B> join_plain(pool_core& p, A&& a, B&& b) {
-    // One load of a global unless a profiler region exists; the measured join comes back here
-    // with Measured = false.
-    if constexpr (Measured) {
-        if (profile_regions_exist()) [[unlikely]]
-            return join_profiled(p, a, b);
-    }
+join_in_result_t<A, B> join_plain(pool_core& p, A& a, B& b) {
     using Ra = std::invoke_result_t<A&>;
     using Rb = std::invoke_result_t<B&>;
     check_callable(a);
@@ -148,7 +114,7 @@ join_in_result_t<A, B> join_plain(pool_core& p, A&& a, B&& b) {
     if (w == nullptr) {
         // Not on this pool: run the whole join as one task there, so both branches and everything
         // they fork take the fast path, and wait for it.
-        return submit_to(p, [&] { return join_plain<false>(p, a, b); }).get();
+        return submit_to(p, [&] { return join_plain(p, a, b); }).get();
     }
     join_task<std::remove_reference_t<B>> task_b(b);
     push_local(p, *w, &task_b);
@@ -181,10 +147,32 @@ join_in_result_t<A, B> join_plain(pool_core& p, A&& a, B&& b) {
     }
 }
 
+// A join while observers exist (noinline: join stays as small as it is without them). a
+// continues the caller's frame; b is a measured child with its fork edge on this stack, joined
+// when the join returns (or throws).
+template <class A, class B>
+[[gnu::noinline]] join_in_result_t<A, B> join_observed(pool_core& p, A& a, B& b) {
+    profile_edge edge;
+    if (!on_join_fork(edge))
+        return join_plain(p, a, b);
+    check_callable(b);
+    struct join_edge_on_exit {
+        const profile_edge& edge;
+        ~join_edge_on_exit() { on_join_end(edge); }
+    } joined{edge};
+    auto measured_b = [&]() -> decltype(auto) {
+        profile_scope scope(edge);
+        return b(); // a branch takes no arguments: std::invoke would add nothing
+    };
+    return join_plain(p, a, measured_b);
+}
+
 // Runs a and b, b possibly in parallel on p; allocation-free; returns both results.
 template <class A, class B>
 join_in_result_t<A, B> join_in(pool_core& p, A&& a, B&& b) {
-    return join_plain<true>(p, a, b);
+    if (observed()) [[unlikely]]
+        return join_observed(p, a, b);
+    return join_plain(p, a, b);
 }
 
 // Returns once done() holds; meanwhile runs other tasks (p's, when called outside every pool).

@@ -13,15 +13,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
 namespace fj {
 class scheduler;
 } // namespace fj
 
 namespace fj::detail {
-
-struct profile_region;
 
 struct pool_core {
     pool_core(fj::scheduler& owner, std::uint64_t pool_id, std::size_t workers,
@@ -35,8 +32,6 @@ struct pool_core {
     const std::uint64_t m_id;      // unique in the process, never reused: a future state's m_home
     const std::size_t m_worker_count; // the workers it was asked for (spare threads not counted)
     const bool m_asymmetric_barrier;  // see asymmetric_barrier.hpp
-    // Whole-run profiling: the region every outside submission's task is measured in, else null.
-    std::shared_ptr<profile_region> m_whole_run_profile;
     // The sleepers' count and wake-up epoch (runtime/src/event_count.hpp blocks on it). Its own
     // cache lines: every idle worker writes it, every push reads it.
     alignas(128) sleep_word m_sleepers;

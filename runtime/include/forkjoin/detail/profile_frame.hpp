@@ -7,8 +7,9 @@
 //          the child's span at its end;
 //   wait   time spent waiting (helping, parked, asleep) is neither work nor span: the frame's
 //          strand is paused, and tasks run meanwhile are frames of their own.
-// While no region exists in the process, every hook is one load of a global counter and a
-// branch; all the measuring happens out of line, in runtime/src/profile.cpp.
+// The runtime reports forks, joins, waits and parks through its observation points
+// (observe.hpp): while nothing observes, each is one load of a global counter and a branch; all
+// the measuring happens out of line, in runtime/src/profile.cpp.
 //
 // Lifetime: a region is shared by everything that can still add to it (its root, and the edges
 // of its forked children), so a child forked in a region and never joined may outlive
@@ -16,25 +17,21 @@
 #pragma once
 
 #include "current.hpp"
+#include "observe.hpp"
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <utility>
 
 namespace fj::detail {
 
-// Regions alive in the process. Relaxed: a thread creates a region before its root frame (so
-// it sees its own increment), and every other thread reaches a region's frame through a queue
-// or a join, which orders the increment before.
-extern std::atomic<std::uint32_t> g_live_profile_regions;
-
 // One fj::profile() call's (or one whole-run scheduler's) totals, in nanoseconds of thread CPU
 // time (profile.cpp says why).
 struct profile_region : std::enable_shared_from_this<profile_region> {
-    profile_region() noexcept { g_live_profile_regions.fetch_add(1, std::memory_order_relaxed); }
-    ~profile_region() { g_live_profile_regions.fetch_sub(1, std::memory_order_relaxed); }
+    // An observer while it lives (observe.hpp): the runtime reports events while one exists.
+    profile_region() noexcept { observer_attached(); }
+    ~profile_region() { observer_detached(); }
     profile_region(const profile_region&) = delete;
     profile_region& operator=(const profile_region&) = delete;
 
@@ -65,8 +62,7 @@ struct profile_frame {
 // True if the calling thread runs a measured frame. A frame whose region ended meanwhile may
 // see false and skip hooks: it then measures less, never anything unsafe.
 inline bool profiling() noexcept {
-    return g_live_profile_regions.load(std::memory_order_relaxed) != 0 &&
-           context().profile != nullptr;
+    return observed() && context().profile != nullptr;
 }
 
 // Out of line (runtime/src/profile.cpp).
@@ -81,14 +77,9 @@ void profile_register(const void* future_state, std::shared_ptr<profile_edge> ed
 // registered for that state (the first call takes it out of the registry). Does nothing outside
 // a measured frame.
 void profile_join_future(const void* future_state) noexcept;
-// Whether any region exists: the inlined hooks test only this (one load of a global), so that
-// without regions get() and the waits stay as small as they were.
-inline bool profile_regions_exist() noexcept {
-    return g_live_profile_regions.load(std::memory_order_relaxed) != 0;
-}
 // The current frame joins an edge it holds (fj::join's second branch).
 void profile_join(const profile_edge& edge) noexcept;
-// Waiting (wait_slow, reschedule_until's slow path): the current frame's strand pauses.
+// Waiting (observe.hpp's wait_observation): the current frame's strand pauses.
 void profile_pause() noexcept;
 void profile_resume() noexcept;
 void profile_frame_begin(profile_frame& frame, profile_region* region,
@@ -99,24 +90,6 @@ std::uint64_t profile_frame_end(profile_frame& frame) noexcept;
 void profile_absorb(profile_frame& outer, const profile_region& inner) noexcept;
 // Drops the registry entries of a finished region (futures forked in it and never joined).
 void profile_forget(const profile_region& region) noexcept;
-
-// Around a wait: the current frame's strand pauses (waiting is neither work nor span).
-class profile_pause_scope {
-public:
-    profile_pause_scope() noexcept : m_on(profiling()) {
-        if (m_on) [[unlikely]]
-            profile_pause();
-    }
-    ~profile_pause_scope() {
-        if (m_on) [[unlikely]]
-            profile_resume();
-    }
-    profile_pause_scope(const profile_pause_scope&) = delete;
-    profile_pause_scope& operator=(const profile_pause_scope&) = delete;
-
-private:
-    bool m_on;
-};
 
 // A profiled child's frame, around its body: begins with the edge's prefix, records the end.
 class profile_scope {
@@ -148,7 +121,7 @@ public:
 
     decltype(auto) operator()() {
         profile_scope scope(*m_edge);
-        return std::invoke(m_fn);
+        return m_fn(); // a task body takes no arguments: std::invoke would add nothing
     }
 
 private:

@@ -6,23 +6,23 @@
 #pragma once
 
 #include "completion.hpp"
-#include "profile_frame.hpp"
+#include "observe.hpp"
 
 #include <chrono>
 
 namespace fj::detail {
 
-void wait_slow(completion& c);
-// The same without the profiler's pause (blocking_wait.cpp); what wait_slow() runs, and what
-// wait() calls directly while no profiler region exists.
+// The wait itself (blocking_wait.cpp); what wait() calls while nothing observes.
 void wait_plain(completion& c);
+// The same inside a wait_observation (observe.hpp): what wait() calls while observers exist.
+void wait_observed(completion& c);
 // Returns true if ready before the deadline.
 bool wait_until_slow(completion& c, std::chrono::steady_clock::time_point deadline);
 
 inline void wait(completion& c) {
     if (!c.is_ready()) {
-        if (profile_regions_exist()) [[unlikely]]
-            wait_slow(c); // pauses the profiler's frame around the wait
+        if (observed()) [[unlikely]]
+            wait_observed(c);
         else
             wait_plain(c);
     }

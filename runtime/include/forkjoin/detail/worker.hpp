@@ -6,8 +6,8 @@
 #include "chase_lev_deque.hpp"
 #include "current.hpp"
 #include "fault_injection.hpp"
+#include "observe.hpp"
 #include "task.hpp"
-#include "trace_hooks.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -37,6 +37,7 @@ struct worker_counters {
 };
 
 struct pool_core;
+class trace_buffer;
 
 struct alignas(128) worker {
     worker(pool_core* pool, std::size_t index, std::size_t deque_capacity)
@@ -57,7 +58,8 @@ struct alignas(128) worker {
     // writes it once per wake-up, but writes m_cache on every allocation.
     alignas(64) std::atomic<task*> m_resumable{nullptr};
     alignas(64) block_cache m_cache;
-    trace_buffer* m_trace = nullptr; // set once before the worker starts when the pool traces
+    // Set once before the worker starts when its pool traces (runtime/src/trace_buffer.hpp).
+    trace_buffer* m_trace = nullptr;
     worker_counters m_stats;
 
     std::uint64_t next_random() noexcept {
@@ -69,18 +71,18 @@ struct alignas(128) worker {
     }
 };
 
-// Runs task t's body on w as one counted (and, in trace mode, traced) task. The body may park
-// and resume on another worker of the same pool (all of whose workers trace alike), so the end is
-// recorded wherever the body finishes.
+// Runs task t's body on w as one counted (and observed: observe.hpp) task. The body may park and
+// resume on another worker of the same pool (all of whose workers trace alike), so the end is
+// reported wherever the body finishes.
 template <class Body>
 inline void run_counted(worker& w, const task* t, Body&& body) noexcept {
     w.m_stats.tasks_run.bump();
-    bool traced = false;
-    if (w.m_trace != nullptr) [[unlikely]]
-        traced = trace_task_begin(w, t);
+    bool begun = false;
+    if (observed()) [[unlikely]]
+        begun = on_task_begin(w, t);
     body();
-    if (traced) [[unlikely]]
-        trace_task_end();
+    if (begun) [[unlikely]]
+        on_task_end();
 }
 
 // Memory for tasks: the calling worker's cache, else the calling thread's outside cache (blocks

@@ -1,0 +1,20 @@
+// Whole-run profiling (whole_run_profile.cpp): the settings and the report at a pool's stop.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace fj::detail {
+
+struct profile_region;
+
+// Whether to profile the whole run: FJ_PROFILE (1 or 0) overrides `configured`
+// (scheduler_options::profile_whole_run). Throws std::invalid_argument for another value.
+bool profile_whole_run(bool configured);
+
+// Prints one line to stderr: the region's work, span, parallelism and speed-up bound on
+// `workers` workers. Drops the region's unjoined edges. Never throws.
+void print_whole_run_profile(const profile_region& region, std::uint64_t pool_id,
+                             std::size_t workers) noexcept;
+
+} // namespace fj::detail
