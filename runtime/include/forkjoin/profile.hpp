@@ -13,13 +13,13 @@
 
 #include "async.hpp"
 #include "detail/callable_check.hpp"
+#include "detail/invoke.hpp"
 #include "detail/profile_frame.hpp"
 #include "scheduler.hpp"
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <utility>
@@ -90,7 +90,7 @@ profile_report profile(scheduler& sched, F&& f) {
     detail::profile_region& region = *shared_region;
     auto root = [&] {
         const detail::profile_root measured(region);
-        std::invoke(f);
+        detail::invoke(f);
     };
     struct forget_on_exit { // the region's unjoined edges, even if f throws
         const detail::profile_region& region;
