@@ -5,6 +5,7 @@
 //   profile   inside fj::profile (a frame per task, thread-CPU-time clock reads)
 // Usage: observability_cost [n=24] [reps=5]. The cost when off, as instructions per fork against
 // an older commit: perf/instructions-per-fork.sh. Results: docs/performance.md#observability-cost.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <dirent.h>
+#include <functional>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>

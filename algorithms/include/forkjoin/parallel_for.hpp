@@ -25,7 +25,6 @@
 #include <concepts>
 #include <cstddef>
 #include <exception>
-#include <functional>
 #include <iterator>
 #include <type_traits>
 
@@ -47,10 +46,10 @@ void parallel_for_indices(scheduler& sched, const index_space<Index>& space, std
                 using U = std::make_unsigned_t<Index>;
                 const U first = static_cast<U>(space.first);
                 for (; k < hi; ++k)
-                    std::invoke(body, static_cast<Index>(first + static_cast<U>(k)));
+                    ext::invoke(body, static_cast<Index>(first + static_cast<U>(k)));
             } else {
                 for (; k < hi; ++k)
-                    std::invoke(body, space.at(k));
+                    ext::invoke(body, space.at(k));
             }
         } catch (...) {
             failure.record(k, std::current_exception());
@@ -68,7 +67,7 @@ void parallel_for_blocks(scheduler& sched, const blocked_range<Index>& range, Bo
             return static_cast<Index>(static_cast<U>(range.begin()) + static_cast<U>(k));
         };
         try {
-            std::invoke(body, blocked_range<Index>(at(lo), at(hi)));
+            ext::invoke(body, blocked_range<Index>(at(lo), at(hi)));
         } catch (...) {
             failure.record(lo, std::current_exception());
         }
@@ -85,7 +84,7 @@ void parallel_for_each_impl(scheduler& sched, It first, It last, std::size_t gra
         try {
             It it = first + static_cast<std::iter_difference_t<It>>(lo);
             for (; k < hi; ++k, ++it)
-                std::invoke(fn, *it);
+                ext::invoke(fn, *it);
         } catch (...) {
             failure.record(k, std::current_exception());
         }

@@ -9,7 +9,6 @@
 
 #include <concepts>
 #include <cstddef>
-#include <functional>
 #include <tuple>
 
 #include <forkjoin/async.hpp>
@@ -22,7 +21,7 @@ namespace detail {
 template <std::size_t Lo, std::size_t Hi, class Tuple>
 void invoke_slice(scheduler& sched, Tuple& fns) {
     if constexpr (Hi - Lo == 1) {
-        std::invoke(std::get<Lo>(fns));
+        ext::invoke(std::get<Lo>(fns));
     } else {
         constexpr std::size_t mid = Lo + (Hi - Lo) / 2;
         sched.join([&] { invoke_slice<Lo, mid>(sched, fns); },

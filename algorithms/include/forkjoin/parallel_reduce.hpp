@@ -26,7 +26,6 @@
 #include <concepts>
 #include <cstddef>
 #include <exception>
-#include <functional>
 #include <iterator>
 #include <type_traits>
 #include <utility>
@@ -52,7 +51,7 @@ T parallel_reduce_indices(scheduler& sched, const index_space<Index>& space, std
         std::size_t k = lo;
         try {
             for (; k < hi; ++k)
-                acc = std::invoke(reduce, std::move(acc), std::invoke(map, space.at(k)));
+                acc = ext::invoke(reduce, std::move(acc), ext::invoke(map, space.at(k)));
         } catch (...) {
             failure.record(k, std::current_exception());
         }
@@ -72,7 +71,7 @@ T parallel_reduce_blocks(scheduler& sched, const blocked_range<Index>& range, co
             return static_cast<Index>(static_cast<U>(range.begin()) + static_cast<U>(k));
         };
         try {
-            return std::invoke(chunk, blocked_range<Index>(at(lo), at(hi)), T(identity));
+            return ext::invoke(chunk, blocked_range<Index>(at(lo), at(hi)), T(identity));
         } catch (...) {
             failure.record(lo, std::current_exception());
             return identity;
@@ -93,7 +92,7 @@ T parallel_reduce_iterators(scheduler& sched, It first, It last, std::size_t gra
         try {
             It it = first + static_cast<std::iter_difference_t<It>>(lo);
             for (; k < hi; ++k, ++it)
-                acc = std::invoke(reduce, std::move(acc), std::invoke(map, *it));
+                acc = ext::invoke(reduce, std::move(acc), ext::invoke(map, *it));
         } catch (...) {
             failure.record(k, std::current_exception());
         }

@@ -6,6 +6,7 @@
 
 #include "detail/callable_check.hpp"
 #include "detail/current.hpp"
+#include "detail/invoke.hpp"
 #include "detail/worker.hpp"
 
 namespace fj::ext {
@@ -26,5 +27,11 @@ template <class F>
 void check_callable(const F& fn) {
     detail::check_callable(fn);
 }
+
+// std::invoke(f, args...) for callables and pointers to members (not through a
+// std::reference_wrapper), with the same result, value category and noexcept, without including
+// <functional>: so that the algorithms do not add it to every user's translation unit. Call it
+// qualified (ext::invoke), or argument-dependent lookup may also find std::invoke.
+using detail::invoke;
 
 } // namespace fj::ext

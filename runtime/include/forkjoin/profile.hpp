@@ -13,11 +13,11 @@
 
 #include "async.hpp"
 #include "detail/callable_check.hpp"
+#include "detail/invoke.hpp"
 #include "detail/profile_frame.hpp"
 #include "profile_report.hpp"
 #include "scheduler.hpp"
 
-#include <functional>
 #include <memory>
 #include <utility>
 
@@ -60,7 +60,7 @@ profile_report profile(scheduler& sched, F&& f) {
     detail::profile_region& region = *shared_region;
     auto root = [&] {
         const detail::profile_root measured(region);
-        std::invoke(f);
+        detail::invoke(f);
     };
     struct forget_on_exit { // the region's unjoined edges, even if f throws
         const detail::profile_region& region;

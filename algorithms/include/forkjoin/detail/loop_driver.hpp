@@ -16,7 +16,6 @@
 
 #include "loop_failure.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <utility>
@@ -54,7 +53,7 @@ public:
                              [&] { run_adaptive(mid, hi, chunk); });
                 return;
             }
-            const std::size_t end = lo + std::min(chunk, hi - lo);
+            const std::size_t end = lo + (chunk < hi - lo ? chunk : hi - lo);
             run_leaf(lo, end);
             lo = end;
             const auto now = clock::now();
@@ -80,7 +79,9 @@ private:
     }
 
     void run_leaf(std::size_t lo, std::size_t hi) {
-        hi = std::min(hi, m_failure.limit());
+        const std::size_t limit = m_failure.limit();
+        if (limit < hi)
+            hi = limit;
         if (lo < hi)
             m_leaf(lo, hi, m_failure);
     }

@@ -12,9 +12,9 @@
 
 #include <cstddef>
 #include <exception>
-#include <functional>
 #include <utility>
 
+#include <forkjoin/extension.hpp>
 #include <forkjoin/scheduler.hpp>
 
 namespace fj::detail {
@@ -47,7 +47,7 @@ public:
         auto [left, right] =
             m_sched.join([&]() -> T { return run(lo, mid); }, [&]() -> T { return run(mid, hi); });
         try {
-            return std::invoke(m_reduce, std::move(left), std::move(right));
+            return ext::invoke(m_reduce, std::move(left), std::move(right));
         } catch (...) {
             m_failure.record(lo, std::current_exception());
             return m_identity;

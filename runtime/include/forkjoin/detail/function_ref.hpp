@@ -2,7 +2,8 @@
 // allocating. The referenced callable must outlive the function_ref.
 #pragma once
 
-#include <functional>
+#include "invoke.hpp"
+
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -21,8 +22,8 @@ public:
     noexcept // NOLINT: implicit by design, like std::function_ref
         : m_object(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
           m_call([](void* o, Args... args) -> R {
-              return std::invoke(*static_cast<std::remove_reference_t<F>*>(o),
-                                 std::forward<Args>(args)...);
+              return detail::invoke(*static_cast<std::remove_reference_t<F>*>(o),
+                                    std::forward<Args>(args)...);
           }) {}
 
     R operator()(Args... args) const { return m_call(m_object, std::forward<Args>(args)...); }

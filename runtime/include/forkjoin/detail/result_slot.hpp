@@ -5,9 +5,10 @@
 // a small lambda fits a 64-byte block).
 #pragma once
 
+#include "invoke.hpp"
+
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <new>
 #include <type_traits>
@@ -20,7 +21,7 @@ namespace fj::detail {
 template <class F>
 struct invoke_into {
     F& fn;
-    operator std::invoke_result_t<F&>() { return std::invoke(fn); }
+    operator std::invoke_result_t<F&>() { return detail::invoke(fn); }
 };
 
 enum class slot_state : std::uint8_t { empty, value, error };
@@ -77,7 +78,7 @@ public:
     template <class F>
     void run(F& fn) noexcept {
         try {
-            m_ptr = std::addressof(std::invoke(fn));
+            m_ptr = std::addressof(detail::invoke(fn));
         } catch (...) {
             m_error = std::current_exception();
         }
@@ -102,7 +103,7 @@ public:
     template <class F>
     void run(F& fn) noexcept {
         try {
-            std::invoke(fn);
+            detail::invoke(fn);
         } catch (...) {
             m_error = std::current_exception();
         }

@@ -8,8 +8,8 @@
 #include "../future.hpp"
 #include "callable_check.hpp"
 #include "future_state.hpp"
+#include "invoke.hpp"
 
-#include <functional>
 #include <type_traits>
 #include <utility>
 
@@ -38,11 +38,11 @@ public:
     decltype(auto) operator()() {
         if constexpr (std::is_void_v<T>) {
             m_antecedent.get();
-            return std::invoke(m_fn);
+            return detail::invoke(m_fn);
         } else if constexpr (std::is_reference_v<T>) {
-            return std::invoke(m_fn, m_antecedent.get());
+            return detail::invoke(m_fn, m_antecedent.get());
         } else {
-            return std::invoke(m_fn, m_antecedent.get()); // a prvalue: f takes it by value or &&
+            return detail::invoke(m_fn, m_antecedent.get()); // a prvalue: f takes it by value or &&
         }
     }
 
