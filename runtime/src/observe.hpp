@@ -28,7 +28,8 @@ void stop_observing(pool& p) noexcept;
 // A pool that never ran (its start failed) ends its observers without reports.
 void abandon_observing(pool& p) noexcept;
 
-// Events on the worker loop's paths; each caller tests observed() first.
+// Events on the worker loop's paths: a worker's own events, which only its pool's trace session
+// follows; each caller tests worker::observed() first.
 void on_steal(worker& thief, const worker& victim) noexcept;
 void on_take_injected(worker& w, const task* t) noexcept;
 void on_sleep_begin(worker& w) noexcept;

@@ -95,7 +95,7 @@ task* steal_from_others(pool& p, worker* self, std::uint64_t random, bool at_top
         if (t != nullptr || victim.m_deque.steal(t) == steal_result::success) {
             if (self != nullptr) {
                 self->m_stats.steals.bump();
-                if (observed()) [[unlikely]]
+                if (self->observed()) [[unlikely]]
                     on_steal(*self, victim);
             }
             return t;
@@ -110,7 +110,7 @@ task* steal_from_others(pool& p, worker* self, std::uint64_t random, bool at_top
 // takes the count back (fiber_runtime::resume), and the observers leave it out likewise.
 task* taken_injected(worker& w, task* t) noexcept {
     w.m_stats.injected_taken.bump();
-    if (observed()) [[unlikely]]
+    if (w.observed()) [[unlikely]]
         on_take_injected(w, t);
     return t;
 }
@@ -225,7 +225,7 @@ task* find_work_or_sleep(pool& p, worker& w) {
             return nullptr;
         }
         w.m_stats.sleeps.bump();
-        if (observed()) [[unlikely]]
+        if (w.observed()) [[unlikely]]
             on_sleep_begin(w);
         if (timed_sleep)
             p.m_sleep.commit_wait_until(key, std::chrono::steady_clock::now() +
@@ -233,7 +233,7 @@ task* find_work_or_sleep(pool& p, worker& w) {
         else
             p.m_sleep.commit_wait(key);
         w.m_stats.wakeups.bump();
-        if (observed()) [[unlikely]]
+        if (w.observed()) [[unlikely]]
             on_sleep_end(w);
         p.m_active.fetch_add(1, std::memory_order_seq_cst);
         if (p.m_stop.load(std::memory_order_acquire))

@@ -37,7 +37,8 @@ inline void observer_detached() noexcept {
     g_observers.fetch_sub(1, std::memory_order_relaxed);
 }
 
-// Out of line; each caller tests observed() first.
+// Out of line; each caller tests observed() first, except for a worker's own events, which only
+// its pool's observers follow: their callers test worker::observed() (detail/worker.hpp).
 
 // A task (or a join branch run inline) begins on w. True if an observer opened something that
 // on_task_end() must close: a slice on w's trace track (not for a parked task's resumption record,

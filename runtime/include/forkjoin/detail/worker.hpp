@@ -60,6 +60,12 @@ struct alignas(128) worker {
     alignas(64) block_cache m_cache;
     // Set once before the worker starts when its pool traces (runtime/src/trace_buffer.hpp).
     trace_buffer* m_trace = nullptr;
+
+    // Whether the worker's own events (task begin and end, steals, sleeps) have an observer:
+    // only its pool's trace session follows them. A field of the worker, not observe.hpp's
+    // global: one load relative to a pointer in a register, where a global in position-
+    // independent code is two (its address comes from the GOT), on every task run.
+    bool observed() const noexcept { return m_trace != nullptr; }
     worker_counters m_stats;
 
     std::uint64_t next_random() noexcept {
@@ -78,7 +84,7 @@ template <class Body>
 inline void run_counted(worker& w, const task* t, Body&& body) noexcept {
     w.m_stats.tasks_run.bump();
     bool begun = false;
-    if (observed()) [[unlikely]]
+    if (w.observed()) [[unlikely]]
         begun = on_task_begin(w, t);
     body();
     if (begun) [[unlikely]]
