@@ -27,8 +27,18 @@ void queue_on(pool_core& p, task* t) {
 
 void schedule_continuation(task* t, std::uint64_t& home) noexcept {
     pool_core* p = current_pool();
-    if (p == nullptr) { // unreachable: tasks finish inside a pool's context; run it, never lose it
-        t->run();
+    if (p == nullptr) {
+        // Completed outside every pool: a promise set by a plain thread. The continuation goes to
+        // the default scheduler, as fj::async from that thread would; if that cannot take it (it
+        // cannot be created, or the process is exiting and it has shut down), it runs here:
+        // never lost.
+        try {
+            pool_core& fallback = pool_of_handle(default_scheduler());
+            home = fallback.m_id;
+            inject(fallback, t);
+        } catch (...) {
+            t->run();
+        }
         return;
     }
     home = p->m_id;

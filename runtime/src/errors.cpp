@@ -22,6 +22,10 @@ void throw_no_state() {
     throw std::future_error(std::future_errc::no_state);
 }
 
+void throw_future_error(std::future_errc code) {
+    throw std::future_error(code);
+}
+
 namespace {
 constexpr const char* k_cancelled_message =
     "fj::future: the task was cancelled (future::cancel()) before it started";

@@ -3,8 +3,12 @@
 // process-wide default scheduler, created on first use and shut down cleanly at exit.
 #pragma once
 
+#include "detail/callable_check.hpp"
+#include "detail/invoke.hpp"
 #include "scheduler.hpp"
 
+#include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace fj {
@@ -27,16 +31,68 @@ inline pool_core& current_pool_or_default() {
 }
 } // namespace detail
 
-// std::async replacement: starts fn on the current scheduler (a fork when called from one of its
-// tasks, a submit otherwise). The returned future does not block in its destructor.
+namespace detail {
+// std::async's task: the callable and the arguments decay-copied (or moved) in when the task is
+// created, and called once as rvalues, so move-only arguments work.
+template <class F, class... Args>
+class async_call {
+public:
+    template <class G, class... A>
+    explicit async_call(G&& fn, A&&... args)
+        : m_fn(std::forward<G>(fn)), m_args(std::forward<A>(args)...) {}
+
+    std::invoke_result_t<F, Args...> operator()() {
+        return std::apply(
+            [this](Args&... args) -> std::invoke_result_t<F, Args...> {
+                return detail::invoke(std::move(m_fn), std::move(args)...);
+            },
+            m_args);
+    }
+
+private:
+    F m_fn;
+    std::tuple<Args...> m_args;
+};
+
+template <class F, class... Args>
+auto make_async_call(F&& fn, Args&&... args) {
+    check_callable(fn);
+    return async_call<std::decay_t<F>, std::decay_t<Args>...>(std::forward<F>(fn),
+                                                              std::forward<Args>(args)...);
+}
+} // namespace detail
+
+// std::async replacement: starts fn(args...) on the current scheduler (a fork when called from
+// one of its tasks, a submit otherwise). As with std::async, fn and args are decay-copied (or
+// moved) into the task and called as rvalues; the result type is
+// std::invoke_result_t<std::decay_t<F>, std::decay_t<Args>...>. The returned future does not
+// block in its destructor.
 template <class F>
-auto async(F&& fn) {
+requires(!std::is_same_v<std::remove_cvref_t<F>, scheduler>) auto async(F&& fn) {
     return detail::fork_in(detail::current_pool_or_default(), std::forward<F>(fn));
 }
 
+template <class F, class... Args>
+requires(sizeof...(Args) > 0 && !std::is_same_v<std::remove_cvref_t<F>, scheduler> &&
+         std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...>) auto async(F&& fn,
+                                                                                 Args&&... args) {
+    return detail::fork_in(
+        detail::current_pool_or_default(),
+        detail::make_async_call(std::forward<F>(fn), std::forward<Args>(args)...));
+}
+
+// The same on `sched`.
 template <class F>
 auto async(scheduler& sched, F&& fn) {
     return sched.fork(std::forward<F>(fn));
+}
+
+template <class F, class... Args>
+requires(sizeof...(Args) > 0 &&
+         std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...>) auto async(scheduler& sched,
+                                                                                 F&& fn,
+                                                                                 Args&&... args) {
+    return sched.fork(detail::make_async_call(std::forward<F>(fn), std::forward<Args>(args)...));
 }
 
 template <class F>

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <exception>
+#include <future>
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +28,7 @@ namespace detail {
 [[noreturn]] void throw_logic_error(const std::string& message);
 [[noreturn]] void throw_scheduler_closed();
 [[noreturn]] void throw_no_state();
+[[noreturn]] void throw_future_error(std::future_errc code); // promise misuse, as std::promise
 [[noreturn]] void throw_task_cancelled();
 std::exception_ptr task_cancelled_error() noexcept;
 } // namespace detail
