@@ -1,4 +1,6 @@
 // Storage for a task's outcome: its value (or nothing, for void) or the exception it threw.
+// run() is always_inline: it is the body of every join branch and task, and GCC at -O3 otherwise
+// leaves it out of line once join's plain path is inlined whole into its caller.
 // Written once by the thread that runs the task, read once by the joiner after the completion
 // edge (an acquire of the task's completion word), so it needs no synchronisation of its own.
 // A union with a one-byte tag keeps a future's state small (a fork_task of a scalar result and
@@ -40,7 +42,7 @@ public:
     }
 
     template <class F>
-    void run(F& fn) noexcept {
+    [[gnu::always_inline]] void run(F& fn) noexcept {
         try {
             ::new (static_cast<void*>(std::addressof(m_value))) T(invoke_into<F>{fn});
             m_state = slot_state::value;
@@ -76,7 +78,7 @@ template <class T>
 class result_slot<T&> {
 public:
     template <class F>
-    void run(F& fn) noexcept {
+    [[gnu::always_inline]] void run(F& fn) noexcept {
         try {
             m_ptr = std::addressof(detail::invoke(fn));
         } catch (...) {
@@ -101,7 +103,7 @@ template <>
 class result_slot<void> {
 public:
     template <class F>
-    void run(F& fn) noexcept {
+    [[gnu::always_inline]] void run(F& fn) noexcept {
         try {
             detail::invoke(fn);
         } catch (...) {

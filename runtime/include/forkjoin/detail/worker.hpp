@@ -80,8 +80,9 @@ struct alignas(128) worker {
 // Runs task t's body on w as one counted (and observed: observe.hpp) task. The body may park and
 // resume on another worker of the same pool (all of whose workers trace alike), so the end is
 // reported wherever the body finishes.
+// always_inline: part of join's inlined path (see result_slot.hpp).
 template <class Body>
-inline void run_counted(worker& w, const task* t, Body&& body) noexcept {
+[[gnu::always_inline]] inline void run_counted(worker& w, const task* t, Body&& body) noexcept {
     w.m_stats.tasks_run.bump();
     bool begun = false;
     if (w.observed()) [[unlikely]]
