@@ -197,6 +197,12 @@ TEST_P(promise_test, AsyncWithArguments) {
         std::vector<int>{4, 5, 6}, std::size_t{1});
     EXPECT_EQ(fetch.get(), 5);
 
+    struct counter {
+        int n;
+        int add(int k) const { return n + k; }
+    };
+    EXPECT_EQ(fj::async(sched, &counter::add, counter{40}, 2).get(), 42); // a pointer to member
+
     int (*null_function)(int) = nullptr;
     EXPECT_THROW((void)fj::async(sched, null_function, 1), std::invalid_argument);
 }
