@@ -207,6 +207,27 @@ TEST_P(promise_test, AsyncWithArguments) {
     EXPECT_THROW((void)fj::async(sched, null_function, 1), std::invalid_argument);
 }
 
+// std::async's launch policies: async (and the default async | deferred) run as tasks; deferred
+// alone is refused before anything is queued.
+TEST_P(promise_test, AsyncWithALaunchPolicy) {
+    std::atomic<int> ran{0};
+    auto a = fj::async(
+        std::launch::async,
+        [&ran](int k) {
+            ran += k;
+            return k;
+        },
+        1);
+    auto b = fj::async(std::launch::async | std::launch::deferred, [&ran] {
+        ran += 10;
+        return 10;
+    });
+    EXPECT_EQ(a.get() + b.get(), 11);
+    EXPECT_THROW((void)fj::async(std::launch::deferred, [&ran] { ran += 100; }),
+                 std::invalid_argument);
+    EXPECT_EQ(ran.load(), 11);
+}
+
 INSTANTIATE_TEST_SUITE_P(Workers, promise_test, fj_test::worker_counts(),
                          fj_test::worker_count_name);
 

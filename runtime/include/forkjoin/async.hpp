@@ -5,8 +5,10 @@
 
 #include "detail/callable_check.hpp"
 #include "detail/invoke.hpp"
+#include "errors.hpp"
 #include "scheduler.hpp"
 
+#include <future>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -76,6 +78,23 @@ template <class F, class... Args>
 requires(sizeof...(Args) > 0 && !std::is_same_v<std::remove_cvref_t<F>, scheduler> &&
          std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...>) auto async(F&& fn,
                                                                                  Args&&... args) {
+    return detail::fork_in(
+        detail::current_pool_or_default(),
+        detail::make_async_call(std::forward<F>(fn), std::forward<Args>(args)...));
+}
+
+// With std::async's launch policy first, so std::async calls port by renaming. Every fj task is
+// queued when it is created, which is the policy's `async` bit (the default policy, async |
+// deferred, means the same here); std::launch::deferred alone, a call run lazily inside get(),
+// has no equivalent and is refused with std::invalid_argument before anything is queued.
+template <class F, class... Args>
+requires std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...>
+auto async(std::launch policy, F&& fn, Args&&... args) {
+    if ((policy & std::launch::async) != std::launch::async)
+        detail::throw_invalid_argument(
+            "fj::async: std::launch::deferred alone is not supported (every fj task is queued "
+            "when it is created); pass std::launch::async, or call the function where get() "
+            "would have run it");
     return detail::fork_in(
         detail::current_pool_or_default(),
         detail::make_async_call(std::forward<F>(fn), std::forward<Args>(args)...));
