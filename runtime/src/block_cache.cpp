@@ -36,7 +36,7 @@ static_assert(sizeof(batch_node) <= block_cache::class_size(0));
 // going back to malloc and the kernel for fresh pages; each such excess batch is released once it
 // has sat unused for k_decay. Releases happen on the next put() and when a worker goes to sleep
 // (a sleeping worker with excess pending sleeps with a timeout so an idle program releases it):
-// see release_expired() and scheduler::find_work_or_sleep().
+// see release_expired() and find_work_or_sleep() (worker_loop.cpp).
 class central_pool {
 public:
     static constexpr std::size_t k_resident_batches = block_cache::k_central_resident_batches;
