@@ -4,6 +4,8 @@
 // take their home from current_scheduler_id().
 #include "pool_registry.hpp"
 
+#include <new>
+
 #include <forkjoin/async.hpp> // default_scheduler()
 #include <forkjoin/detail/pool_core.hpp>
 
@@ -11,16 +13,23 @@ namespace fj::detail {
 namespace {
 
 // Queues t on p: on the calling worker's deque if it is one of p's (hot in this cache, and the
-// worker usually runs it next), else in p's injection queue.
+// worker usually runs it next), else in p's injection queue. Throws what push_local() (the
+// deque could not grow) or inject() (closed, a pool from before a fork()) throws, before t is
+// queued.
+void queue_here(pool_core& p, task* t) {
+    if (worker* w = own_worker(p))
+        push_local(p, *w, t);
+    else
+        inject(p, t);
+}
+
+// The same, falling back to the injection queue when the deque cannot grow (it needs no memory).
 void queue_on(pool_core& p, task* t) {
-    if (worker* w = own_worker(p)) {
-        try {
-            push_local(p, *w, t);
-            return;
-        } catch (...) { // the deque could not grow: the injection queue needs no memory
-        }
+    try {
+        queue_here(p, t);
+    } catch (const std::bad_alloc&) {
+        inject(p, t); // from one of p's own tasks: accepted even while p drains (see inject())
     }
-    inject(p, t); // from one of p's own tasks: accepted even while p drains (see inject())
 }
 
 } // namespace
@@ -50,10 +59,7 @@ void start_continuation(task* t, std::uint64_t antecedent_home, std::uint64_t& h
     if (p != nullptr && (antecedent_home == 0 || p->m_id == antecedent_home)) {
         // Inside the antecedent's own pool (the common case, no lock) or with no home to go to.
         home = p->m_id;
-        if (worker* w = own_worker(*p))
-            push_local(*p, *w, t);
-        else
-            inject(*p, t);
+        queue_here(*p, t);
         return;
     }
     if (antecedent_home != 0) {
@@ -74,11 +80,8 @@ void start_continuation(task* t, std::uint64_t antecedent_home, std::uint64_t& h
     // The current pool, which is null here only outside every pool: the default scheduler's.
     pool_core& fallback = p != nullptr ? *p : pool_of_handle(default_scheduler());
     home = fallback.m_id;
-    if (worker* w = own_worker(fallback))
-        push_local(fallback, *w, t);
-    else
-        inject(fallback,
-               t); // throws fj::scheduler_closed after shutdown, before anything is queued
+    // Throws fj::scheduler_closed after shutdown, before anything is queued.
+    queue_here(fallback, t);
 }
 
 std::uint64_t current_scheduler_id() noexcept {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <cassert>
 #include <cstddef>
 #include <memory>
 
@@ -20,9 +21,12 @@ public:
         : m_slots(std::make_unique<std::unique_ptr<worker>[]>(capacity)), m_capacity(capacity) {}
 
     // Adds w at index size(). Not concurrent with another add (the pool serialises them).
-    // Precondition: size() < capacity().
+    // Precondition: size() < the capacity given at construction (the slots never move, so a
+    // reader may index them while a worker is added).
     worker& add(std::unique_ptr<worker> w) noexcept {
+        // relaxed: only add() writes the count, and adds are serialised.
         const std::size_t n = m_size.load(std::memory_order_relaxed);
+        assert(n < m_capacity);
         m_slots[n] = std::move(w);
         // release: pairs with size()'s acquire; the worker is built before it can be chosen.
         m_size.store(n + 1, std::memory_order_release);
@@ -30,13 +34,12 @@ public:
     }
 
     std::size_t size() const noexcept { return m_size.load(std::memory_order_acquire); }
-    std::size_t capacity() const noexcept { return m_capacity; }
     // Precondition: i < a size() the caller has read.
     worker& operator[](std::size_t i) const noexcept { return *m_slots[i]; }
 
 private:
     std::unique_ptr<std::unique_ptr<worker>[]> m_slots;
-    std::size_t m_capacity;
+    [[maybe_unused]] std::size_t m_capacity; // read only by add()'s assert
     std::atomic<std::size_t> m_size{0};
 };
 

@@ -36,10 +36,10 @@ auto make_fork_task(F&& fn) {
 template <class F, class Start>
 [[gnu::noinline]] future<task_result_t<F>> start_observed(pool_core& p, bool is_submit, F&& fn,
                                                           Start&& start) {
+    check_callable(fn); // before the observers record a child that will never exist
     std::shared_ptr<profile_edge> edge = on_child_created(p, is_submit);
     if (edge == nullptr)
         return start(std::forward<F>(fn));
-    check_callable(fn);
     future<task_result_t<F>> f = start(profiled_body<std::decay_t<F>>(edge, std::forward<F>(fn)));
     on_child_started(future_access::state(f), std::move(edge));
     return f;
