@@ -14,6 +14,7 @@
 namespace fj::detail {
 
 struct profile_frame;
+enum class spare_reason : std::uint32_t; // rescue.hpp
 
 // Fills in the observers' settings left to the environment: the trace file (FJ_TRACE) and
 // whole-run profiling (FJ_PROFILE). Throws std::invalid_argument for a bad FJ_PROFILE.
@@ -34,6 +35,13 @@ void on_steal(worker& thief, const worker& victim) noexcept;
 void on_take_injected(worker& w, const task* t) noexcept;
 void on_sleep_begin(worker& w) noexcept;
 void on_sleep_end(worker& w) noexcept;
+
+// Spare workers (rescue.hpp). A new spare slot, before it joins the pool's worker set: its trace
+// buffer (throws std::bad_alloc). A spare's thread starts (recorded by the starter, before the
+// thread exists) and retires (recorded by the spare itself).
+void on_spare_slot_added(pool& p, worker& w);
+void on_spare_start(worker& w, spare_reason reason) noexcept;
+void on_spare_retire(worker& w) noexcept;
 
 // A task parks on its fiber: what the observers set aside (the trace slices it leaves open, the
 // profiler's frames, which live on the parked stack) until it resumes, maybe on another worker.

@@ -18,6 +18,7 @@
 #include "overflow_handler.hpp"
 #include "parking.hpp"
 #include "pool_registry.hpp"
+#include "rescue.hpp"
 #include "system.hpp"
 #include "worker_loop.hpp"
 
@@ -71,6 +72,11 @@ void validate(const scheduler_options& o) {
             "fj::scheduler: initial_deque_capacity must be between 1 and 2^20 (deques grow on "
             "demand), not " +
             std::to_string(o.initial_deque_capacity));
+    if (o.max_spare_workers > scheduler_options::max_spare_workers_limit)
+        throw_invalid_argument("fj::scheduler: max_spare_workers must be between 0 (no spare "
+                               "threads) and " +
+                               std::to_string(scheduler_options::max_spare_workers_limit) +
+                               ", not " + std::to_string(o.max_spare_workers));
 }
 
 // The options with the defaults resolved (the worker count, the trace file, whole-run profiling).
@@ -88,11 +94,14 @@ void start_workers(pool& p);
 
 pool::pool(fj::scheduler& handle, const scheduler_options& options, std::uint64_t id)
     : pool_core(handle, id, options.workers, asymmetric_barrier_available()), m_options(options),
-      m_workers(options.workers), m_generation(process_generation()) {
+      m_workers(options.workers + options.max_spare_workers), m_generation(process_generation()) {
     for (std::size_t i = 0; i < m_worker_count; ++i)
         m_workers.add(std::make_unique<worker>(this, i, m_options.initial_deque_capacity));
     m_active.store(static_cast<std::uint32_t>(m_worker_count), std::memory_order_relaxed);
-    m_parking = make_parking_lot(m_options, m_worker_count);
+    // Per-slot state for spares too: they run tasks that park like any worker's.
+    m_parking = make_parking_lot(m_options, m_worker_count + m_options.max_spare_workers);
+    if (m_options.max_spare_workers != 0)
+        m_rescue.reset(new rescuer(*this, m_options.max_spare_workers));
     start_observing(*this); // last: nothing after it throws
 }
 
@@ -106,8 +115,10 @@ pool* make_pool(fj::scheduler& handle, const scheduler_options& options) {
     auto p = std::make_unique<pool>(handle, o, next_pool_id());
     start_workers(*p);
     try {
+        if (p->m_rescue != nullptr)
+            p->m_rescue->start();
         register_pool(*p);
-    } catch (...) { // std::bad_alloc: no destructor will run, so undo the start here
+    } catch (...) { // no destructor will run, so undo the start here
         shutdown(*p);
         throw;
     }
@@ -162,6 +173,7 @@ void shutdown(pool& p) {
         // In the child of a fork(): the workers stayed in the parent. Joining (or detaching) their
         // handles here would touch threads that do not exist, so the handles are abandoned.
         (void)p.m_threads.release();
+        (void)p.m_rescue.release(); // its threads too, and its mutex may be held by one of them
         p.m_injected.close();
         p.m_joined = true;
         return;
@@ -170,6 +182,9 @@ void shutdown(pool& p) {
     p.m_sleep.notify_all();
     for (auto& t : p.m_threads->threads)
         t.join();
+    // After the workers: the pool has stopped, so no spare starts and every spare ends.
+    if (p.m_rescue != nullptr)
+        p.m_rescue->stop();
     // A thread outside the pool that queued a parked task's record may still be notifying.
     // acquire: pairs with the release decrement in make_resumable(), its last touch.
     while (p.m_wakers.load(std::memory_order_acquire) != 0)
@@ -201,6 +216,10 @@ void inject(pool_core& core, task* t) {
     if (p.m_injected.push(t, from_own_task) == decltype(p.m_injected)::push_result::closed)
         throw_scheduler_closed();
     p.m_sleep.notify_one(); // after the seq_cst CAS that published t: docs/design.md#sleep
+}
+
+void rescuer_deleter::operator()(rescuer* r) const noexcept {
+    delete r;
 }
 
 void wake_one_sleeper(pool_core& core) noexcept {

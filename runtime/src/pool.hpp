@@ -28,6 +28,10 @@ struct trace_session; // trace.cpp: trace mode's per-worker buffers
 struct trace_session_deleter {
     void operator()(trace_session* session) const noexcept;
 };
+class rescuer; // rescue.hpp: spare workers while tasks block
+struct rescuer_deleter {
+    void operator()(rescuer* r) const noexcept;
+};
 struct thread_group;   // pool.cpp: the worker threads
 struct profile_region; // <forkjoin/detail/profile_frame.hpp>
 
@@ -47,6 +51,8 @@ struct pool final : pool_core {
     std::uint64_t m_generation = 0; // the process fork() generation it was created in (#fork)
     std::unique_ptr<thread_group> m_threads;
     std::unique_ptr<parking_lot, parking_lot_deleter> m_parking; // null when parking is off
+    // Spare workers while tasks block (docs/design.md#rescue); null when max_spare_workers is 0.
+    std::unique_ptr<rescuer, rescuer_deleter> m_rescue;
     // Observers (observe.hpp): trace mode's session, null unless tracing; the region every task
     // submitted to the pool is a root of, null unless it profiles its whole run.
     std::unique_ptr<trace_session, trace_session_deleter> m_trace;

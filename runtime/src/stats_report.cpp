@@ -1,6 +1,7 @@
 // Scheduler statistics: the snapshot of a pool (scheduler::stats), the totals, and their text form.
 #include "parking.hpp" // add_fiber_stats
 #include "pool.hpp"
+#include "rescue.hpp"
 
 #include <ostream>
 #include <string>
@@ -24,6 +25,7 @@ scheduler_stats snapshot(const pool& p) {
                         c.migrations.get()};
         ws.queued = w.m_deque.size_hint();
         ws.asleep = ws.sleeps > ws.wakeups;
+        ws.spare = i >= p.m_worker_count;
         s.workers.push_back(ws);
     }
     s.closed = p.is_closed();
@@ -34,6 +36,14 @@ scheduler_stats snapshot(const pool& p) {
     s.parking = p.m_parking != nullptr;
     if (p.m_parking != nullptr)
         add_fiber_stats(*p.m_parking, s);
+    if (p.m_rescue != nullptr) {
+        const rescuer::counts c = p.m_rescue->snapshot();
+        s.rescues = c.rescues;
+        s.blocking_handoffs = c.blocking_handoffs;
+        s.spares_started = c.rescues + c.blocking_handoffs;
+        s.spares_retired = c.retired;
+        s.spares_running = c.running;
+    }
     return s;
 }
 
@@ -70,7 +80,7 @@ std::ostream& operator<<(std::ostream& out, const scheduler_stats& stats) {
     };
     for (std::size_t i = 0; i < stats.workers.size(); ++i) {
         const worker_stats& w = stats.workers[i];
-        counters("worker " + std::to_string(i), w);
+        counters((w.spare ? "spare " : "worker ") + std::to_string(i), w);
         out << " | deque=" << w.queued << (w.asleep ? " asleep" : " awake") << '\n';
     }
     counters("total", stats.total());
@@ -82,6 +92,10 @@ std::ostream& operator<<(std::ostream& out, const scheduler_stats& stats) {
             << stats.peak_fiber_stacks << ")\n";
     else
         out << " (parking off)\n";
+    if (stats.spares_started != 0)
+        out << "spares: " << stats.spares_running << " running, " << stats.spares_started
+            << " started (" << stats.rescues << " rescues, " << stats.blocking_handoffs
+            << " for fj::blocking), " << stats.spares_retired << " retired\n";
     return out;
 }
 

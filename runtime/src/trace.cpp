@@ -30,7 +30,11 @@ std::chrono::steady_clock::time_point trace_epoch() noexcept {
 struct trace_session {
     std::string path;
     std::uint64_t scheduler_id = 0;
-    std::vector<std::unique_ptr<trace_buffer>> buffers; // one per worker, by index
+    std::size_t events_per_worker = 0;
+    std::size_t workers = 0; // buffers beyond these are spare slots' (rescue.hpp)
+    // One per worker slot, by index; room reserved for every spare slot, so adding one never
+    // moves the others (read only after the threads are joined).
+    std::vector<std::unique_ptr<trace_buffer>> buffers;
 };
 
 void trace_session_deleter::operator()(trace_session* session) const noexcept {
@@ -45,17 +49,26 @@ std::string trace_file_for(const scheduler_options& options) {
 }
 
 trace_session_ptr start_trace(const std::string& path, std::size_t events_per_worker,
-                              std::uint64_t scheduler_id, const worker_set& workers) {
+                              std::uint64_t scheduler_id, const worker_set& workers,
+                              std::size_t spare_slots) {
     if (path.empty())
         return nullptr;
     (void)trace_epoch(); // fix the origin now, not at the first event
-    trace_session_ptr session(new trace_session{path, scheduler_id, {}});
-    session->buffers.reserve(workers.size());
+    trace_session_ptr session(
+        new trace_session{path, scheduler_id, events_per_worker, workers.size(), {}});
+    session->buffers.reserve(workers.size() + spare_slots);
     for (std::size_t i = 0; i < workers.size(); ++i)
         session->buffers.push_back(std::make_unique<trace_buffer>(events_per_worker));
     for (std::size_t i = 0; i < workers.size(); ++i) // set only once nothing can throw
         workers[i].m_trace = session->buffers[i].get();
     return session;
+}
+
+void trace_spare_slot(trace_session& session, worker& w) {
+    if (w.m_index != session.buffers.size())
+        return; // slots are added in order; anything else is a bug upstream: leave it untraced
+    session.buffers.push_back(std::make_unique<trace_buffer>(session.events_per_worker));
+    w.m_trace = session.buffers.back().get();
 }
 
 trace_counts count_trace_events(const trace_session& session) noexcept {
@@ -155,6 +168,14 @@ void append_track(std::string& out, std::uint64_t pid, std::size_t tid, const tr
             std::snprintf(args, sizeof args, "{\"parked_on\":%u}", e.arg);
             append_event(out, "i", "resume", pid, tid, e.ns, args);
             break;
+        case trace_kind::spare_start:
+            // Why the pool grew: every thread was blocked with work queued, or fj::blocking.
+            append_event(out, "i", e.arg == 0 ? "rescue: spare started" : "blocking: spare started",
+                         pid, tid, e.ns);
+            break;
+        case trace_kind::spare_retire:
+            append_event(out, "i", "spare retired", pid, tid, e.ns);
+            break;
         }
     }
     while (!open.empty()) {
@@ -169,10 +190,11 @@ std::string serialize(const trace_session& session, const trace_counts& counts) 
     const std::uint64_t pid = session.scheduler_id;
     append_metadata(out, "process_name", pid, -1,
                     "{\"name\":\"fj::scheduler #" + std::to_string(pid) + " (" +
-                        std::to_string(session.buffers.size()) + " workers)\"}");
+                        std::to_string(session.workers) + " workers)\"}");
     for (std::size_t i = 0; i < session.buffers.size(); ++i) {
         append_metadata(out, "thread_name", pid, static_cast<long>(i),
-                        "{\"name\":\"worker " + std::to_string(i) + "\"}");
+                        std::string("{\"name\":\"") + (i < session.workers ? "worker " : "spare ") +
+                            std::to_string(i) + "\"}");
         append_metadata(out, "thread_sort_index", pid, static_cast<long>(i),
                         "{\"sort_index\":" + std::to_string(i) + "}");
     }

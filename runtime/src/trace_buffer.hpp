@@ -20,6 +20,8 @@ enum class trace_kind : std::uint8_t {
     sleep_end,     // ... and woke up
     park,          // the running task parked on its fiber (its slices close: suspend_slices)
     resume,        // a parked task continues here (its slices reopen); arg = where it parked
+    spare_start,   // this spare slot's thread starts; arg = spare_reason (rescue.hpp)
+    spare_retire,  // ... and leaves the pool
 };
 
 struct trace_event {

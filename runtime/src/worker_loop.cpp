@@ -18,6 +18,7 @@
 #include "observe.hpp"
 #include "overflow_handler.hpp"
 #include "parking.hpp"
+#include "rescue.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -142,8 +143,6 @@ task* find_work(pool& p, worker& w, bool at_top_level) {
     return nullptr;
 }
 
-namespace {
-
 bool work_visible(const pool& p) {
     if (!p.m_injected.empty())
         return true; // exact, under the consumer lock: see injection_queue.hpp
@@ -156,6 +155,76 @@ bool work_visible(const pool& p) {
     return false;
 }
 
+namespace {
+
+// A thread leaves the active count (going to sleep, or leaving the pool). `closed` was read
+// before the caller's last re-check of the queues found them empty. The last one out of a closed
+// pool with nothing parked stops it (the termination invariant below). Returns true if it did.
+bool leave_active_after_recheck(pool& p, bool closed) noexcept {
+    // seq_cst: the termination invariant needs a single order of these decrements with the queue
+    // re-checks and the helpers' increments.
+    // A parked task is pending work too (docs/design.md#parking): it is counted in m_parked
+    // until a worker takes its record from a queue.
+    if (p.m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && closed &&
+        p.m_parked.load(std::memory_order_seq_cst) == 0) {
+        // Last one awake, nothing queued, nothing can come: stop everybody.
+        p.m_stop.store(true, std::memory_order_release); // pairs with the acquire loads of m_stop
+        p.m_sleep.notify_all();
+        return true;
+    }
+    return false;
+}
+
+} // namespace
+
+void leave_active(pool& p) noexcept {
+    const auto key = p.m_sleep.prepare_wait(); // as a sleeper does: see find_work_or_sleep()
+    (void)key;
+    if (p.m_asymmetric_barrier)
+        heavy_barrier();
+    const bool closed = p.m_injected.is_closed();
+    if (work_visible(p)) {
+        // Somebody counted, or woken for it, takes it, and leaves through the check below later.
+        p.m_active.fetch_sub(1, std::memory_order_seq_cst);
+    } else {
+        leave_active_after_recheck(p, closed);
+    }
+    p.m_sleep.cancel_wait();
+}
+
+namespace {
+
+bool is_spare(const pool& p, const worker& w) noexcept {
+    return w.m_index >= p.m_worker_count;
+}
+
+// A spare leaves the pool for good (docs/design.md#rescue, step 7) unless work is in sight: the
+// same prepare / re-check / leave as going to sleep, so a wake-up meant for it goes to a sleeper
+// still waiting (the event count signals one that waits) and its work is never left behind.
+// Only at its loop's top level with nothing of its own pending: an empty deque (its tasks' forks
+// are run or stolen) and no resumable waiter in its slot.
+bool try_retire(pool& p, worker& w) noexcept {
+    if (!w.m_deque.owner_sees_empty() || w.m_resumable.load(std::memory_order_relaxed) != nullptr)
+        return false;
+    const auto key = p.m_sleep.prepare_wait();
+    (void)key;
+    if (p.m_asymmetric_barrier)
+        heavy_barrier();
+    const bool closed = p.m_injected.is_closed();
+    if (!p.m_stop.load(std::memory_order_acquire) && work_visible(p)) {
+        p.m_sleep.cancel_wait();
+        return false;
+    }
+    if (w.observed()) [[unlikely]]
+        on_spare_retire(w);
+    leave_active_after_recheck(p, closed);
+    p.m_sleep.cancel_wait();
+    return true;
+}
+
+// How long an idle spare sleeps before it retires.
+constexpr std::chrono::milliseconds k_spare_idle{100};
+
 } // namespace
 
 // Returns the next task for worker w, sleeping while there is none; nullptr once the scheduler
@@ -167,7 +236,13 @@ bool work_visible(const pool& p) {
 // the injection queue, or after it, and then it is refused). So when the last counted worker
 // finds the queue closed and every queue empty, no task can ever appear again.
 task* find_work_or_sleep(pool& p, worker& w) {
+    const bool spare = is_spare(p, w);
+    bool idle_too_long = false; // a spare slept k_spare_idle without finding work
     for (;;) {
+        if (spare) [[unlikely]] {
+            if ((idle_too_long || p.m_rescue->retire_requested(w.m_index)) && try_retire(p, w))
+                return nullptr;
+        }
         if (task* t = find_work(p, w, true))
             return t;
 
@@ -188,7 +263,8 @@ task* find_work_or_sleep(pool& p, worker& w) {
         // Going idle: a good moment to give back task memory a burst left unused for a while
         // (block_cache.hpp). Worker 0 sleeps with a timeout, so an idle program still returns a
         // burst's memory that appears, or decays, while every worker sleeps (freed futures on
-        // an outside thread): one wake-up a second per pool, whatever its size.
+        // an outside thread): one wake-up a second per pool, whatever its size. A spare sleeps
+        // with a timeout too: its end (docs/design.md#rescue).
         if (idle_blocks_pending())
             release_idle_blocks(false);
         const bool timed_sleep = w.m_index == 0;
@@ -211,33 +287,32 @@ task* find_work_or_sleep(pool& p, worker& w) {
             p.m_sleep.cancel_wait();
             continue;
         }
-        // seq_cst: the termination invariant above needs a single order of these decrements with
-        // the queue re-checks and the helpers' increments.
-        // A parked task is pending work too (docs/design.md#parking): it is counted in m_parked
-        // until a worker takes its record from a queue.
-        if (p.m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && closed &&
-            p.m_parked.load(std::memory_order_seq_cst) == 0) {
-            // Last one awake, nothing queued, nothing can come: stop everybody.
-            p.m_stop.store(true,
-                           std::memory_order_release); // pairs with the acquire loads above/below
+        if (leave_active_after_recheck(p, closed)) {
             p.m_sleep.cancel_wait();
-            p.m_sleep.notify_all();
             return nullptr;
         }
         w.m_stats.sleeps.bump();
         if (w.observed()) [[unlikely]]
             on_sleep_begin(w);
-        if (timed_sleep)
-            p.m_sleep.commit_wait_until(key, std::chrono::steady_clock::now() +
-                                                 k_idle_block_release_period);
+        const auto now = std::chrono::steady_clock::now();
+        if (spare)
+            p.m_sleep.commit_wait_until(key, now + k_spare_idle);
+        else if (timed_sleep)
+            p.m_sleep.commit_wait_until(key, now + k_idle_block_release_period);
         else
             p.m_sleep.commit_wait(key);
         w.m_stats.wakeups.bump();
         if (w.observed()) [[unlikely]]
             on_sleep_end(w);
-        p.m_active.fetch_add(1, std::memory_order_seq_cst);
+        // seq_cst: the termination invariant's single order; and the Dekker pair with the rescue
+        // monitor's disarm (rescuer::on_all_awake()).
+        const std::uint32_t active = p.m_active.fetch_add(1, std::memory_order_seq_cst) + 1;
+        if (active >= p.m_worker_count && p.m_rescue != nullptr)
+            p.m_rescue->on_all_awake();
         if (p.m_stop.load(std::memory_order_acquire))
             return nullptr;
+        if (spare && std::chrono::steady_clock::now() >= now + k_spare_idle)
+            idle_too_long = true;
     }
 }
 
@@ -248,6 +323,8 @@ void worker_main(pool& p, std::size_t index) {
     const overflow_signal_stack signal_stack;
     const thread_stack_guard own_stack_guard;
     context() = {&w, &p, nullptr};
+    if (p.m_rescue != nullptr)
+        p.m_rescue->on_thread_start(index);
     if (p.m_parking == nullptr || !run_worker_on_fibers(p, w)) {
         while (task* t = find_work_or_sleep(p, w))
             run_task(w, t);

@@ -23,6 +23,14 @@ task* find_work(pool& p, worker& w, bool at_top_level);
 // task finished).
 task* find_work_or_sleep(pool& p, worker& w);
 
+// Whether p has work a worker could take: its injection queue, any deque, any resumable slot.
+// Exact for the injection queue, a seq_cst look at the rest (docs/design.md#sleep).
+bool work_visible(const pool& p);
+
+// The calling thread, counted in p.m_active, stops counting for good (a spare that never
+// started); stops the pool if that was the last count of a closed, drained pool.
+void leave_active(pool& p) noexcept;
+
 // On a worker: runs the tasks at the front of the calling worker's own deque (the ones its
 // running frames forked, newest first) until done() holds or the deque is empty. The awaited
 // child is usually there ("wait inlining"); nothing stolen or injected runs on top.

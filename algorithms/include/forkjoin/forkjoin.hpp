@@ -3,6 +3,7 @@
 
 #include <forkjoin/async.hpp>
 #include <forkjoin/blocked_range.hpp>
+#include <forkjoin/blocking.hpp>
 #include <forkjoin/errors.hpp>
 #include <forkjoin/future.hpp>
 #include <forkjoin/grain.hpp>

@@ -59,7 +59,16 @@ struct scheduler_options {
     // parallelism on stderr. The FJ_PROFILE environment variable (0 or 1) overrides it.
     bool profile_whole_run = false;
 
+    // Spare threads the pool may add while tasks block (docs/tutorial-async.md#blocking): when
+    // every thread working for the pool is asleep in the kernel inside a task (a lock, a sleep,
+    // a read) while the pool has queued work, it starts a spare worker so the queued work runs;
+    // fj::blocking(f) starts one at once. Spares retire when they are no longer needed. At most
+    // this many exist at once, 0 to max_spare_workers_limit; 0 turns the rescue off (a pool
+    // whose workers all block then waits for one of them to return).
+    std::size_t max_spare_workers = 256;
+
     static constexpr std::chrono::microseconds max_spin_before_sleep{100'000};
+    static constexpr std::size_t max_spare_workers_limit = 4096;
     static constexpr std::size_t max_initial_deque_capacity = std::size_t{1} << 20;
 
     static constexpr std::size_t max_workers = 4096;

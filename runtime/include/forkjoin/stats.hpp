@@ -22,6 +22,7 @@ struct worker_stats {
     // State at the snapshot (for diagnosing a stall), not counters: not summed by total().
     std::uint64_t queued = 0; // tasks in this worker's deque
     bool asleep = false;      // on the event count (it went to sleep more often than it woke)
+    bool spare = false;       // a spare slot (index >= the pool's worker count)
 
     worker_stats& operator+=(const worker_stats& o) noexcept;
 };
@@ -35,6 +36,12 @@ struct scheduler_stats {
     bool parking = false;           // waiting tasks park on fibers (else they help while waiting)
     std::uint64_t fiber_stacks = 0; // fiber stacks mapped so far (each stays pooled)
     std::uint64_t peak_fiber_stacks = 0; // most stacks out of the pool at once (loops + parked)
+    // Spare threads (scheduler_options::max_spare_workers, docs/tutorial-async.md#blocking).
+    std::uint64_t rescues = 0;           // spares started because every thread was blocked
+    std::uint64_t blocking_handoffs = 0; // spares started by fj::blocking
+    std::uint64_t spares_started = 0;    // rescues + blocking_handoffs
+    std::uint64_t spares_retired = 0;    // spare threads that ended (idle, or no longer needed)
+    std::uint32_t spares_running = 0;    // spare threads alive at the snapshot
     worker_stats total() const noexcept;
 };
 

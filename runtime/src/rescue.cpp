@@ -1,0 +1,313 @@
+// The rescue of a pool whose workers block: the monitor, spare start and retirement
+// (docs/design.md#rescue, whose step numbers the comments below cite).
+#include "rescue.hpp"
+
+#include "observe.hpp"
+#include "pool.hpp"
+#include "thread_state.hpp"
+#include "worker_loop.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+
+#include <forkjoin/detail/fault_injection.hpp>
+
+namespace fj::detail {
+
+namespace {
+
+// How often the monitor looks while the pool is busy: rarely while every thread makes progress,
+// often while work waits behind threads that do not (rescue latency is about three looks).
+constexpr std::chrono::microseconds k_calm_period{4000};
+constexpr std::chrono::microseconds k_alert_period{1000};
+// A thread counts as blocked after this many looks in a row found it asleep in the kernel
+// without having started a task since the look before: a thread that takes a lock for a moment
+// is rarely caught twice in a row, and a rescue is only ever started when every thread is.
+constexpr std::uint32_t k_blocked_looks = 2;
+
+} // namespace
+
+rescuer::rescuer(pool& p, std::size_t max_spares)
+    : m_pool(p), m_workers(p.m_worker_count), m_max_spares(max_spares),
+      m_slots(std::make_unique<slot[]>(p.m_worker_count + max_spares)) {
+    m_free.reserve(max_spares);
+    for (std::size_t i = 0; i < m_workers; ++i)
+        m_slots[i].serving.store(true, std::memory_order_relaxed); // before any thread starts
+}
+
+rescuer::~rescuer() = default;
+
+void rescuer::start() {
+    boost::thread::attributes attributes;
+    attributes.set_stack_size(std::size_t{256} << 10); // it only reads counters and /proc
+    const boost::thread::attributes& attrs = attributes;
+    try {
+        fault_injection::check(fault_injection::site::thread_start);
+        m_monitor = boost::thread(attrs, [this] { monitor_main(); });
+    } catch (const std::exception& e) {
+        throw std::runtime_error(std::string("fj::scheduler: could not start the rescue monitor "
+                                             "thread (set max_spare_workers = 0 to run without "
+                                             "it): ") +
+                                 e.what());
+    }
+}
+
+void rescuer::stop() noexcept {
+    {
+        std::lock_guard lock(m_mutex);
+        m_stopping = true; // from now on no spare starts (start_spare_locked checks it)
+    }
+    m_cv.notify_all();
+    if (m_monitor.joinable())
+        m_monitor.join();
+    // The workers have stopped, so every spare has seen m_stop or retired: each thread ends.
+    for (std::size_t i = m_workers; i < m_workers + m_max_spares; ++i)
+        if (m_slots[i].thread.joinable())
+            m_slots[i].thread.join();
+}
+
+void rescuer::on_thread_start(std::size_t index) noexcept {
+    // release: pairs with the monitor's acquire load; the id is all it reads through it.
+    m_slots[index].tid.store(current_thread_id(), std::memory_order_release);
+}
+
+void rescuer::arm() noexcept {
+    // seq_cst exchange: only one waker notifies per disarm (step 2).
+    if (m_monitor_idle.exchange(false, std::memory_order_seq_cst)) {
+        std::lock_guard lock(m_mutex); // the monitor checks the flag under the mutex
+        m_cv.notify_one();
+    }
+}
+
+// --- The monitor (steps 1-5) ---------------------------------------------------------------------
+
+void rescuer::monitor_main() noexcept {
+    std::unique_lock lock(m_mutex);
+    bool soon = true;
+    while (!m_stopping) {
+        if (m_monitor_idle.load(std::memory_order_seq_cst)) {
+            // Step 2: disarmed; a worker that wakes and finds every worker awake arms us.
+            m_cv.wait(lock, [this] {
+                return m_stopping || !m_monitor_idle.load(std::memory_order_seq_cst);
+            });
+            soon = true;
+            continue;
+        }
+        m_cv.wait_for(lock, soon ? k_alert_period : k_calm_period, [this] { return m_stopping; });
+        if (m_stopping)
+            break;
+        lock.unlock();
+        soon = sample();
+        lock.lock();
+    }
+}
+
+bool rescuer::sample() {
+    pool& p = m_pool;
+    // Step 2: while some worker is asleep on the pool's event count, queued work wakes it; the
+    // monitor sleeps until a wake-up makes every worker busy again. seq_cst store, then seq_cst
+    // load: the Dekker pair with on_all_awake() (a waker's m_active increment, then its load of
+    // m_monitor_idle). Either the waker sees the flag and arms, or this load sees its increment.
+    if (p.m_active.load(std::memory_order_seq_cst) < m_workers) {
+        m_monitor_idle.store(true, std::memory_order_seq_cst);
+        if (p.m_active.load(std::memory_order_seq_cst) < m_workers)
+            return true;
+        m_monitor_idle.store(false, std::memory_order_seq_cst); // raced with a wake-up: go on
+    }
+    if (p.m_stop.load(std::memory_order_acquire))
+        return false;
+
+    // Step 3: which threads are blocked. A thread is idle (asleep on the event count), making
+    // progress (it started a task since the last look), blocked (declared by fj::blocking, or
+    // asleep in the kernel at k_blocked_looks looks in a row without starting a task) or
+    // running. Its kernel state is read only while it matters: work is queued and nobody else
+    // is known to run, or spares are alive (their retirement counts the runners).
+    const bool work = work_visible(p);
+    std::uint32_t running_spares;
+    {
+        std::lock_guard lock(m_mutex);
+        running_spares = m_running;
+    }
+    const bool need_runners = running_spares > 0;
+    const std::size_t slots = p.m_workers.size();
+    std::size_t serving = 0, blocked = 0, runners = 0;
+    bool any_idle = false, any_stalled = false;
+    for (std::size_t i = 0; i < slots; ++i) {
+        slot& s = m_slots[i];
+        if (!s.serving.load(std::memory_order_relaxed))
+            continue;
+        ++serving;
+        const worker& w = p.m_workers[i];
+        const std::uint64_t tasks = w.m_stats.tasks_run.get();
+        const bool progressed = tasks != s.last_tasks;
+        s.last_tasks = tasks;
+        if (s.declared.load(std::memory_order_relaxed) != 0) {
+            ++blocked;
+            continue;
+        }
+        if (w.m_stats.sleeps.get() > w.m_stats.wakeups.get()) {
+            any_idle = true;
+            s.blocked_samples = 0;
+            continue;
+        }
+        if (progressed) {
+            ++runners;
+            s.blocked_samples = 0;
+            continue;
+        }
+        any_stalled = true;
+        const bool worth_reading = need_runners || (work && runners == 0 && !any_idle);
+        // acquire: pairs with on_thread_start()'s release.
+        const pid_t tid = s.tid.load(std::memory_order_acquire);
+        if (!worth_reading || tid == 0) {
+            s.blocked_samples = 0;
+            ++runners; // unknown: assume it runs (no rescue on a guess)
+            continue;
+        }
+        if (read_thread_state(tid) == kernel_thread_state::blocked) {
+            if (++s.blocked_samples >= k_blocked_looks) {
+                ++blocked;
+                continue;
+            }
+        } else {
+            s.blocked_samples = 0;
+        }
+        ++runners;
+    }
+
+    // Step 4: rescue. Queued work, nobody idle to take it, every thread blocked.
+    if (work && !any_idle && serving > 0 && blocked == serving) {
+        std::lock_guard lock(m_mutex);
+        (void)start_spare_locked(spare_reason::rescue);
+        return true;
+    }
+
+    // Step 5: retire spares beyond the worker count of runners (blocked threads have returned).
+    if (need_runners && runners > m_workers) {
+        std::size_t surplus = runners - m_workers;
+        std::lock_guard lock(m_mutex);
+        for (std::size_t i = m_workers; i < slots && surplus > 0; ++i) {
+            slot& s = m_slots[i];
+            if (!s.serving.load(std::memory_order_relaxed) ||
+                s.declared.load(std::memory_order_relaxed) != 0 || s.blocked_samples != 0)
+                continue;
+            if (s.retire_requested.load(std::memory_order_relaxed)) {
+                --surplus; // already on its way out
+                continue;
+            }
+            s.retire_requested.store(true, std::memory_order_relaxed);
+            --surplus;
+        }
+    }
+    return need_runners || (work && any_stalled);
+}
+
+// --- Spares (steps 6-7) --------------------------------------------------------------------------
+
+std::size_t rescuer::start_spare_locked(spare_reason reason) noexcept {
+    pool& p = m_pool;
+    if (m_stopping || m_running >= m_max_spares || p.m_stop.load(std::memory_order_acquire))
+        return k_none;
+    // Step 6: counted active before it can take a task (the termination invariant,
+    // worker_loop.cpp). seq_cst: in the single order of the workers' decrements; if the last
+    // worker's decrement came first and stopped the pool, the load below sees m_stop or the
+    // spare does, and then leaves at once.
+    p.m_active.fetch_add(1, std::memory_order_seq_cst);
+    if (p.m_stop.load(std::memory_order_acquire)) {
+        p.m_active.fetch_sub(1, std::memory_order_seq_cst);
+        return k_none;
+    }
+    const bool reuse = !m_free.empty();
+    const std::size_t index = reuse ? m_free.back() : p.m_workers.size();
+    slot& s = m_slots[index];
+    try {
+        if (reuse) {
+            s.thread.join(); // it has retired and is leaving: its last step was on_spare_retired
+        } else {
+            auto w = std::make_unique<worker>(&p, index, p.m_options.initial_deque_capacity);
+            on_spare_slot_added(p, *w); // trace mode: its buffer; throws std::bad_alloc
+            p.m_workers.add(std::move(w));
+        }
+        worker& w = p.m_workers[index];
+        s.retire_requested.store(false, std::memory_order_relaxed);
+        s.tid.store(0, std::memory_order_relaxed);
+        s.last_tasks = w.m_stats.tasks_run.get();
+        s.blocked_samples = 0;
+        if (w.observed())
+            on_spare_start(w, reason); // before its thread: the thread then owns the buffer
+        boost::thread::attributes attributes;
+        attributes.set_stack_size(p.m_options.worker_stack_size);
+        const boost::thread::attributes& attrs = attributes;
+        fault_injection::check(fault_injection::site::thread_start);
+        s.serving.store(true, std::memory_order_relaxed);
+        s.thread = boost::thread(attrs, [this, index] { spare_main(index); });
+    } catch (const std::exception&) {
+        // No thread: the slot stays (or becomes) free, and the count taken above is given back.
+        // (A reused slot is still at the back of m_free; a new one joins it once added.)
+        s.serving.store(false, std::memory_order_relaxed);
+        if (!reuse && p.m_workers.size() > index)
+            m_free.push_back(index);
+        leave_active(p);
+        return k_none;
+    }
+    if (reuse)
+        m_free.pop_back();
+    ++m_running;
+    ++s.starts;
+    ++(reason == spare_reason::rescue ? m_rescues : m_handoffs);
+    // A spare raises m_active like a wake-up does: arm the monitor the same way (step 2). We
+    // hold m_mutex, so notify directly rather than through arm().
+    if (p.m_active.load(std::memory_order_seq_cst) >= m_workers &&
+        m_monitor_idle.exchange(false, std::memory_order_seq_cst))
+        m_cv.notify_one();
+    return index;
+}
+
+void rescuer::spare_main(std::size_t index) noexcept {
+    worker_main(m_pool, index);
+    on_spare_retired(index);
+}
+
+void rescuer::on_spare_retired(std::size_t index) noexcept {
+    std::lock_guard lock(m_mutex);
+    slot& s = m_slots[index];
+    s.serving.store(false, std::memory_order_relaxed);
+    s.tid.store(0, std::memory_order_relaxed);
+    --m_running;
+    ++m_retired;
+    m_free.push_back(index); // its thread is joined when the slot is reused, or by stop()
+}
+
+// --- fj::blocking (step 8) -----------------------------------------------------------------------
+
+rescuer::ticket rescuer::begin_blocking(std::size_t index) noexcept {
+    // relaxed: the monitor reads it as a hint at its next look; nothing is published through it.
+    m_slots[index].declared.fetch_add(1, std::memory_order_relaxed);
+    // A worker asleep on the event count takes queued work as soon as it is published: the pool
+    // still has a runner to spare, and needs no new thread.
+    if (m_pool.m_sleep.has_waiters())
+        return {};
+    std::lock_guard lock(m_mutex);
+    const std::size_t spare = start_spare_locked(spare_reason::blocking);
+    if (spare == k_none)
+        return {};
+    return {spare, m_slots[spare].starts};
+}
+
+void rescuer::end_blocking(std::size_t index, ticket spare) noexcept {
+    m_slots[index].declared.fetch_sub(1, std::memory_order_relaxed);
+    if (spare.index == k_none)
+        return;
+    std::lock_guard lock(m_mutex);
+    slot& s = m_slots[spare.index];
+    if (s.starts == spare.start && s.serving.load(std::memory_order_relaxed))
+        s.retire_requested.store(true, std::memory_order_relaxed);
+}
+
+rescuer::counts rescuer::snapshot() const noexcept {
+    std::lock_guard lock(m_mutex);
+    return {m_rescues, m_handoffs, m_retired, m_running};
+}
+
+} // namespace fj::detail

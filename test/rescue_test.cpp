@@ -1,0 +1,245 @@
+// The rescue of pools whose tasks block (docs/design.md#rescue): precise (compute-bound tasks
+// start no thread), bounded (max_spare_workers), spares retire, fj::blocking hands the work on at
+// once, the counters and the trace say what happened, and bad input is refused.
+#include "../runtime/src/thread_state.hpp"
+#include "support.hpp"
+
+#include <fstream>
+#include <latch>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// Threads of this process, from /proc/self/status.
+int thread_count() {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("Threads:", 0) == 0)
+            return std::stoi(line.substr(8));
+    return -1;
+}
+
+fj::scheduler make_pool(std::size_t workers, std::size_t max_spares = 256) {
+    fj::scheduler_options o;
+    o.workers = workers;
+    o.max_spare_workers = max_spares;
+    return fj::scheduler(o);
+}
+
+// Burns CPU for `d` without entering the kernel (steady_clock reads the vDSO).
+void compute_for(std::chrono::milliseconds d) {
+    const auto end = std::chrono::steady_clock::now() + d;
+    volatile std::uint64_t x = 1;
+    while (std::chrono::steady_clock::now() < end)
+        for (int i = 0; i < 1000; ++i)
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+}
+
+class rescue_test : public fj_test::guarded_test {};
+
+TEST_F(rescue_test, the_kernel_state_is_parsed_after_the_last_parenthesis) {
+    using fj::detail::kernel_thread_state;
+    using fj::detail::parse_thread_stat;
+    EXPECT_EQ(parse_thread_stat("123 (worker) R 1 2 3"), kernel_thread_state::running);
+    EXPECT_EQ(parse_thread_stat("123 (a) b) S 1 2 3"), kernel_thread_state::blocked);
+    EXPECT_EQ(parse_thread_stat("123 (x y) D 1"), kernel_thread_state::blocked);
+    EXPECT_EQ(parse_thread_stat("123 (x) T 1"), kernel_thread_state::other);
+    EXPECT_EQ(parse_thread_stat("123 (x)"), kernel_thread_state::other);
+    EXPECT_EQ(parse_thread_stat(""), kernel_thread_state::other);
+    // This thread, reading its own state, is running.
+    EXPECT_EQ(fj::detail::read_thread_state(fj::detail::current_thread_id()),
+              kernel_thread_state::running);
+    EXPECT_EQ(fj::detail::read_thread_state(0), kernel_thread_state::other);
+}
+
+TEST_F(rescue_test, a_task_queued_behind_blocked_workers_starts) {
+    for (std::size_t workers : {1, 2}) {
+        fj::scheduler pool = make_pool(workers);
+        std::latch open(1);
+        std::vector<fj::future<void>> blocked;
+        for (std::size_t i = 0; i < workers; ++i)
+            blocked.push_back(fj::async(pool, [&open] { open.wait(); }));
+        auto opener = fj::async(pool, [&open] { open.count_down(); });
+        EXPECT_TRUE(fj_test::get_void(opener, "the task queued behind blocked workers"));
+        for (auto& f : blocked)
+            EXPECT_TRUE(fj_test::get_void(f));
+        const fj::scheduler_stats s = pool.stats();
+        EXPECT_GE(s.rescues, 1u);
+        EXPECT_EQ(s.spares_started, s.rescues + s.blocking_handoffs);
+    }
+}
+
+TEST_F(rescue_test, compute_bound_tasks_start_no_thread) {
+    fj::scheduler pool = make_pool(2);
+    // Let the pool settle (its workers and monitor are started by now).
+    const int before = thread_count();
+    std::vector<fj::future<void>> tasks;
+    for (int i = 0; i < 6; ++i) // more than the workers: work stays queued while they compute
+        tasks.push_back(fj::async(pool, [] { compute_for(150ms); }));
+    for (auto& f : tasks)
+        EXPECT_TRUE(fj_test::get_void(f));
+    EXPECT_EQ(thread_count(), before);
+    EXPECT_EQ(pool.stats().spares_started, 0u) << pool.stats();
+}
+
+TEST_F(rescue_test, spares_retire_once_idle) {
+    fj::scheduler pool = make_pool(1);
+    const int before = thread_count();
+    std::latch open(1);
+    auto blocked = fj::async(pool, [&open] { open.wait(); });
+    auto opener = fj::async(pool, [&open] { open.count_down(); });
+    EXPECT_TRUE(fj_test::get_void(opener));
+    EXPECT_TRUE(fj_test::get_void(blocked));
+    EXPECT_TRUE(fj_test::spin_until([&] {
+        const auto s = pool.stats();
+        return s.spares_running == 0 && s.spares_retired == s.spares_started;
+    })) << pool.stats();
+    EXPECT_TRUE(fj_test::spin_until([&] { return thread_count() == before; }))
+        << thread_count() << " threads, " << before << " before";
+    EXPECT_GE(pool.stats().spares_retired, 1u);
+}
+
+TEST_F(rescue_test, max_spare_workers_is_never_exceeded) {
+    constexpr std::size_t k_max = 2;
+    fj::scheduler pool = make_pool(1, k_max);
+    std::latch open(1);
+    std::atomic<int> started{0};
+    std::vector<fj::future<void>> blocked;
+    for (int i = 0; i < 6; ++i)
+        blocked.push_back(fj::async(pool, [&] {
+            started.fetch_add(1);
+            open.wait();
+        }));
+    // The worker and both spares block; then nothing more can start.
+    EXPECT_TRUE(fj_test::spin_until([&] { return started.load() == 1 + int(k_max); }));
+    std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(started.load(), 1 + int(k_max));
+    EXPECT_LE(pool.stats().spares_running, k_max);
+    EXPECT_EQ(pool.stats().spares_started, k_max);
+    open.count_down(); // from outside: the rest then run
+    for (auto& f : blocked)
+        EXPECT_TRUE(fj_test::get_void(f));
+    EXPECT_LE(pool.stats().spares_started, 6u);
+}
+
+TEST_F(rescue_test, zero_spares_turns_the_rescue_off) {
+    fj::scheduler pool = make_pool(1, 0);
+    std::latch open(1);
+    std::atomic<bool> second_ran{false};
+    auto blocked = fj::async(pool, [&open] { open.wait(); });
+    auto second = fj::async(pool, [&second_ran] { second_ran = true; });
+    std::this_thread::sleep_for(50ms);
+    EXPECT_FALSE(second_ran.load()); // queued behind the blocked worker, as without the rescue
+    open.count_down();
+    EXPECT_TRUE(fj_test::get_void(blocked));
+    EXPECT_TRUE(fj_test::get_void(second));
+    EXPECT_EQ(pool.stats().spares_started, 0u);
+}
+
+TEST_F(rescue_test, max_spare_workers_out_of_range_is_refused) {
+    fj::scheduler_options o;
+    o.workers = 1;
+    o.max_spare_workers = fj::scheduler_options::max_spare_workers_limit + 1;
+    try {
+        fj::scheduler pool(o);
+        ADD_FAILURE() << "accepted max_spare_workers beyond the limit";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("max_spare_workers"), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(rescue_test, blocking_hands_the_work_on_at_once) {
+    fj::scheduler pool = make_pool(1);
+    std::latch open(1);
+    std::thread::id before, after;
+    auto blocked = fj::async(pool, [&] {
+        before = std::this_thread::get_id();
+        const int v = fj::blocking([&open] {
+            open.wait();
+            return 7;
+        });
+        after = std::this_thread::get_id();
+        return v;
+    });
+    auto opener = fj::async(pool, [&open] { open.count_down(); });
+    EXPECT_TRUE(fj_test::get_void(opener));
+    EXPECT_EQ(fj_test::get_or(blocked, -1), 7);
+    EXPECT_EQ(before, after); // the calling task keeps its thread
+    EXPECT_GE(pool.stats().blocking_handoffs, 1u);
+}
+
+TEST_F(rescue_test, blocking_keeps_the_callers_forked_children) {
+    fj::scheduler pool = make_pool(2);
+    auto result = fj::async(pool, [] {
+        auto child = fj::fork([] { return 40; });
+        const int mid = fj::blocking([] {
+            std::this_thread::sleep_for(5ms);
+            return 2;
+        });
+        return child.get() + mid;
+    });
+    EXPECT_EQ(fj_test::get_or(result, -1), 42);
+}
+
+TEST_F(rescue_test, blocking_off_the_pool_just_calls) {
+    EXPECT_EQ(fj::blocking([](int a, int b) { return a + b; }, 2, 3), 5);
+    int x = 1;
+    int& r = fj::blocking([&x]() -> int& { return x; });
+    EXPECT_EQ(&r, &x);
+    EXPECT_THROW(fj::blocking([] { throw std::runtime_error("inside"); }), std::runtime_error);
+}
+
+TEST_F(rescue_test, blocking_rethrows_on_a_worker) {
+    fj::scheduler pool = make_pool(1);
+    auto f = fj::async(pool, [] {
+        return fj::blocking([]() -> int { throw std::runtime_error("from the blocking call"); });
+    });
+    EXPECT_TRUE(fj_test::wait_ready(f));
+    EXPECT_THROW(f.get(), std::runtime_error);
+    // The spare started for it retires, and the pool is still usable.
+    auto g = fj::async(pool, [] { return 1; });
+    EXPECT_EQ(fj_test::get_or(g, 0), 1);
+}
+
+TEST_F(rescue_test, blocking_with_an_empty_callable_is_refused) {
+    fj::scheduler pool = make_pool(1);
+    std::function<int()> empty;
+    EXPECT_THROW(fj::blocking(empty), std::invalid_argument);
+    int (*null_function)() = nullptr;
+    auto f = fj::async(pool, [null_function] { return fj::blocking(null_function); });
+    EXPECT_TRUE(fj_test::wait_ready(f));
+    EXPECT_THROW(f.get(), std::invalid_argument);
+    EXPECT_EQ(pool.stats().blocking_handoffs, 0u); // refused before anything started
+    auto g = fj::async(pool, [] { return 2; });
+    EXPECT_EQ(fj_test::get_or(g, 0), 2);
+}
+
+TEST_F(rescue_test, the_trace_shows_spare_tracks_and_rescues) {
+    const std::string path = ::testing::TempDir() + "rescue_trace.json";
+    {
+        fj::scheduler_options o;
+        o.workers = 1;
+        o.trace_file = path;
+        fj::scheduler pool(o);
+        std::latch open(1);
+        auto blocked = fj::async(pool, [&open] { open.wait(); });
+        auto opener = fj::async(pool, [&open] { open.count_down(); });
+        EXPECT_TRUE(fj_test::get_void(opener));
+        EXPECT_TRUE(fj_test::get_void(blocked));
+    }
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string json = text.str();
+    EXPECT_NE(json.find("\"name\":\"spare 1\""), std::string::npos) << json.substr(0, 2000);
+    EXPECT_NE(json.find("rescue: spare started"), std::string::npos);
+    std::remove(path.c_str());
+}
+
+} // namespace
