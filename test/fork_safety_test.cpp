@@ -11,12 +11,14 @@
 #include <dirent.h>
 #include <functional>
 #include <initializer_list>
+#include <latch>
 #include <stdexcept>
 #include <string>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 // ThreadSanitizer by default kills a child that starts threads after a multi-threaded fork()
 // (die_after_fork=1). The tests that run under it start no thread in the child (see
@@ -194,6 +196,41 @@ TEST_F(fork_safety_test, fork_while_workers_churn_never_hangs_the_child) {
         });
         ASSERT_EQ(code, 0) << "round " << round;
     }
+}
+
+TEST_F(fork_safety_test, fork_while_spares_exist) {
+    // A pool rescued from blocked tasks (docs/design.md#rescue) has spare threads and a monitor;
+    // none of them exists in the child, which must neither hang nor touch them.
+    if (fj_test::k_thread_sanitizer)
+        GTEST_SKIP() << k_tsan_skip_reason;
+    fj::scheduler_options o;
+    o.workers = 1;
+    o.max_spare_workers = 1; // then the monitor starts nothing more (no allocation under fork)
+    fj::scheduler pool(o);
+    std::latch open(1);
+    std::atomic<int> waiting{0};
+    std::vector<fj::future<void>> blocked;
+    for (int i = 0; i < 2; ++i)
+        blocked.push_back(pool.submit([&] {
+            waiting.fetch_add(1);
+            open.wait();
+        }));
+    ASSERT_TRUE(fj_test::spin_until([&] { return waiting.load() == 2; })); // one on the spare
+    ASSERT_EQ(pool.stats().spares_running, 1u);
+    const int code = run_in_child([&pool] {
+        try {
+            (void)pool.submit([] { return 1; });
+            return 2;
+        } catch (const std::logic_error&) {
+        }
+        if (fj::async([] { return 3; }).get() != 3)
+            return 3;
+        return 0; // _Exit: the pool's destructor would be the parent's business
+    });
+    EXPECT_EQ(code, 0);
+    open.count_down();
+    for (auto& f : blocked)
+        EXPECT_TRUE(fj_test::get_void(f));
 }
 
 TEST_F(fork_safety_test, child_exits_cleanly_through_exit) {

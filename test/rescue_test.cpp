@@ -128,6 +128,30 @@ TEST_F(rescue_test, max_spare_workers_is_never_exceeded) {
     EXPECT_LE(pool.stats().spares_started, 6u);
 }
 
+TEST_F(rescue_test, spares_beyond_the_workers_retire_once_blocked_threads_return) {
+    fj::scheduler pool = make_pool(1);
+    std::latch open(1);
+    auto blocked = fj::async(pool, [&open] { open.wait(); });
+    // Short tasks, more than enough to keep two threads busy for a while: a spare takes them
+    // while the worker is blocked, and must give way once it returns (runners > workers).
+    std::atomic<bool> stop{false};
+    std::vector<fj::future<void>> work;
+    for (int i = 0; i < 400; ++i)
+        work.push_back(fj::async(pool, [&stop] {
+            if (!stop.load())
+                compute_for(2ms);
+        }));
+    EXPECT_TRUE(fj_test::spin_until([&] { return pool.stats().spares_running >= 1; }));
+    open.count_down();
+    EXPECT_TRUE(fj_test::get_void(blocked));
+    // The spare retires at a task boundary while work is still queued.
+    EXPECT_TRUE(fj_test::spin_until([&] { return pool.stats().spares_running == 0; }))
+        << pool.stats();
+    stop = true;
+    for (auto& f : work)
+        EXPECT_TRUE(fj_test::get_void(f));
+}
+
 TEST_F(rescue_test, zero_spares_turns_the_rescue_off) {
     fj::scheduler pool = make_pool(1, 0);
     std::latch open(1);

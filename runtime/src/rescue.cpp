@@ -140,6 +140,11 @@ bool rescuer::sample() {
         ++serving;
         const worker& w = p.m_workers[i];
         const std::uint64_t tasks = w.m_stats.tasks_run.get();
+        if (const std::uint64_t start = s.starts.load(std::memory_order_relaxed);
+            start != s.seen_start) { // a new spare in this slot: its history starts now
+            s.seen_start = start;
+            s.blocked_samples = 0;
+        }
         const bool progressed = tasks != s.last_tasks;
         s.last_tasks = tasks;
         if (s.declared.load(std::memory_order_relaxed) != 0) {
@@ -232,8 +237,6 @@ std::size_t rescuer::start_spare_locked(spare_reason reason) noexcept {
         worker& w = p.m_workers[index];
         s.retire_requested.store(false, std::memory_order_relaxed);
         s.tid.store(0, std::memory_order_relaxed);
-        s.last_tasks = w.m_stats.tasks_run.get();
-        s.blocked_samples = 0;
         if (w.observed())
             on_spare_start(w, reason); // before its thread: the thread then owns the buffer
         boost::thread::attributes attributes;
@@ -254,7 +257,7 @@ std::size_t rescuer::start_spare_locked(spare_reason reason) noexcept {
     if (reuse)
         m_free.pop_back();
     ++m_running;
-    ++s.starts;
+    s.starts.fetch_add(1, std::memory_order_relaxed);
     ++(reason == spare_reason::rescue ? m_rescues : m_handoffs);
     // A spare raises m_active like a wake-up does: arm the monitor the same way (step 2). We
     // hold m_mutex, so notify directly rather than through arm().
@@ -292,7 +295,7 @@ rescuer::ticket rescuer::begin_blocking(std::size_t index) noexcept {
     const std::size_t spare = start_spare_locked(spare_reason::blocking);
     if (spare == k_none)
         return {};
-    return {spare, m_slots[spare].starts};
+    return {spare, m_slots[spare].starts.load(std::memory_order_relaxed)};
 }
 
 void rescuer::end_blocking(std::size_t index, ticket spare) noexcept {
@@ -301,7 +304,8 @@ void rescuer::end_blocking(std::size_t index, ticket spare) noexcept {
         return;
     std::lock_guard lock(m_mutex);
     slot& s = m_slots[spare.index];
-    if (s.starts == spare.start && s.serving.load(std::memory_order_relaxed))
+    if (s.starts.load(std::memory_order_relaxed) == spare.start &&
+        s.serving.load(std::memory_order_relaxed))
         s.retire_requested.store(true, std::memory_order_relaxed);
 }
 

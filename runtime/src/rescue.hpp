@@ -94,12 +94,16 @@ private:
         std::atomic<std::uint32_t> declared{0}; // fj::blocking scopes open on it
         std::atomic<bool> retire_requested{false};
         // A thread works for the slot (workers: always). Written under m_mutex; relaxed loads by
-        // the monitor, which re-reads it every sample (a stale value costs one sample).
+        // the monitor, which re-reads it every look (a stale value costs one look).
         std::atomic<bool> serving{false};
-        std::uint64_t starts = 0; // spares started in this slot; guarded by m_mutex
-        boost::thread thread;     // spares only; guarded by m_mutex
-        // The monitor's own: the tasks_run count at its last sample, and how many samples in a
-        // row found the thread asleep in the kernel without finishing a task.
+        // Spares started in this slot: written under m_mutex, read by the monitor (relaxed: it
+        // only tells a new spare from the one it looked at before).
+        std::atomic<std::uint64_t> starts{0};
+        boost::thread thread; // spares only; guarded by m_mutex
+        // The monitor's own (no other thread touches them): the start it last looked at, the
+        // tasks_run count then, and how many looks in a row found the thread asleep in the
+        // kernel without having started a task.
+        std::uint64_t seen_start = 0;
         std::uint64_t last_tasks = 0;
         std::uint32_t blocked_samples = 0;
     };
