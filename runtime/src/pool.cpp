@@ -216,6 +216,8 @@ void inject(pool_core& core, task* t) {
     if (p.m_injected.push(t, from_own_task) == decltype(p.m_injected)::push_result::closed)
         throw_scheduler_closed();
     p.m_sleep.notify_one(); // after the seq_cst CAS that published t: docs/design.md#sleep
+    if (p.m_rescue != nullptr)
+        p.m_rescue->on_inject(); // a monitor backing off looks now: docs/design.md#rescue
 }
 
 void rescuer_deleter::operator()(rescuer* r) const noexcept {

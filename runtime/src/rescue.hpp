@@ -57,6 +57,12 @@ public:
         if (m_monitor_idle.load(std::memory_order_seq_cst))
             arm();
     }
+    // Work was submitted from outside: while no thread of the pool is known to run, the monitor
+    // looks now rather than up to a period later. One relaxed load otherwise.
+    void on_inject() noexcept {
+        if (m_all_stalled.load(std::memory_order_relaxed))
+            on_inject_slow();
+    }
     // Whether spare slot `index` has been asked to retire (its work is done elsewhere).
     bool retire_requested(std::size_t index) const noexcept {
         // relaxed: a hint read at task boundaries; a late read retires one task later.
@@ -110,27 +116,35 @@ private:
 
     void monitor_main() noexcept;
     void arm() noexcept;
-    // One look at the pool; returns whether the next look should come soon (something is
-    // suspicious: work queued behind threads that make no progress, or spares running).
-    bool sample();
+    void on_inject_slow() noexcept;
+    // When the next look should come: soon (work waits behind threads that make no progress),
+    // calm (threads make progress, or spares run), or later (every thread blocked, nothing
+    // queued: the period grows).
+    enum class look { soon, calm, later };
+    // One look at the pool (steps 2-5).
+    look sample();
     // Starts a spare for `reason`; caller holds m_mutex. Returns its slot or k_none.
     std::size_t start_spare_locked(spare_reason reason) noexcept;
     // The thread that serves spare slot `index`.
     void spare_main(std::size_t index) noexcept;
 
     pool& m_pool;
-    const std::size_t m_workers;     // the pool's worker count: slots [0, m_workers) are workers
-    const std::size_t m_max_spares;  // the cap on spares alive at once
-    std::unique_ptr<slot[]> m_slots; // workers + max_spares, indexed like the pool's worker set
+    const std::size_t m_workers;        // the pool's worker count: slots [0, m_workers) are workers
+    const std::size_t m_max_spares;     // the cap on spares alive at once
+    std::unique_ptr<slot[]> m_slots;    // workers + max_spares, indexed like the pool's worker set
+    std::vector<std::size_t> m_stalled; // the monitor's scratch list for one look
 
     mutable std::mutex m_mutex; // guards the spare bookkeeping and the monitor's sleep
     std::condition_variable m_cv;
     bool m_stopping = false;         // guarded by m_mutex
+    bool m_nudged = false;           // guarded by m_mutex: look now (on_inject)
     std::vector<std::size_t> m_free; // retired spare slots to reuse; guarded by m_mutex
     std::uint32_t m_running = 0;     // spares alive; guarded by m_mutex
     std::uint64_t m_rescues = 0, m_handoffs = 0, m_retired = 0; // guarded by m_mutex
     // True while the monitor waits to be armed (no sampling: some worker was idle).
     std::atomic<bool> m_monitor_idle{false};
+    // The last look found no thread running or idle (a hint for on_inject).
+    std::atomic<bool> m_all_stalled{false};
     boost::thread m_monitor;
 };
 
