@@ -6,6 +6,8 @@
 //   submit(f)           from any thread: append f to the injection queue (FIFO).
 //   join(a, b)          run a and b, b possibly in parallel; allocation-free; returns both results.
 //   reschedule_until(p) return once p() holds; meanwhile run other tasks (help while waiting).
+//   execute(f)          run f as a task of this pool and wait for it: inside f, the free
+//                       functions and algorithms (fj::async, fj::parallel_for, ...) use this pool.
 //   shutdown()          finish everything submitted, then join the workers. Later submits from
 //                       outside throw fj::scheduler_closed. The destructor calls it.
 //
@@ -14,7 +16,9 @@
 // Design, invariants and protocols: docs/design.md.
 #pragma once
 
+#include "detail/callable_check.hpp"
 #include "detail/fork_join.hpp"
+#include "detail/invoke.hpp"
 #include "detail/pool_core.hpp"
 #include "future.hpp"
 #include "options.hpp"
@@ -59,6 +63,20 @@ public:
     template <class Predicate>
     void reschedule_until(Predicate&& done) {
         detail::reschedule_in(*m_pool, std::forward<Predicate>(done));
+    }
+
+    // Runs fn() as a task of this pool, waits for it (off the pool the calling thread blocks; a
+    // task of another pool parks) and returns its result or rethrows its exception. Inside fn,
+    // this pool is the current scheduler, so free functions and algorithms without a scheduler
+    // argument run here (oneTBB's task_arena::execute, rayon's ThreadPool::install). Called from
+    // one of this pool's own tasks, it calls fn() directly. Throws std::invalid_argument for an
+    // empty callable and fj::scheduler_closed once shutdown() has begun, before anything runs.
+    template <class F>
+    detail::task_result_t<F> execute(F&& fn) {
+        detail::check_callable(fn);
+        if (detail::current_pool() == m_pool)
+            return detail::invoke(fn);
+        return submit(std::forward<F>(fn)).get();
     }
 
     // Runs one pending task of this scheduler on the calling thread, if there is one.
