@@ -13,6 +13,7 @@
 
 #include "detail/future_state.hpp"
 #include "detail/observe.hpp"
+#include "detail/steady_deadline.hpp"
 #include "detail/wait.hpp"
 #include "errors.hpp"
 
@@ -86,15 +87,7 @@ public:
     template <class Clock, class Duration>
     std::future_status wait_until(const std::chrono::time_point<Clock, Duration>& deadline) const {
         check();
-        std::chrono::steady_clock::time_point steady_deadline;
-        if constexpr (std::is_same_v<Clock, std::chrono::steady_clock>)
-            steady_deadline =
-                std::chrono::time_point_cast<std::chrono::steady_clock::duration>(deadline);
-        else
-            steady_deadline = std::chrono::steady_clock::now() +
-                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                  deadline - Clock::now());
-        return detail::wait_until(m_state->m_completion, steady_deadline)
+        return detail::wait_until(m_state->m_completion, detail::to_steady_deadline(deadline))
                    ? std::future_status::ready
                    : std::future_status::timeout;
     }
