@@ -4,6 +4,7 @@
 // - wait()/get() on a worker run other tasks meanwhile; off the pool they block.
 // - Dropping a future without get() neither blocks nor cancels: the task still runs, and an
 //   exception it throws is discarded.
+// - share() turns it into an fj::shared_future<T>: copyable, and read by any number of waiters.
 // - cancel() stops a task that has not started: it then never runs, and get() throws
 //   fj::task_cancelled. A task that has started is never interrupted (cancel() returns false).
 // - then(f) returns the future of f(value), run once this future is ready, without blocking
@@ -24,6 +25,8 @@
 namespace fj {
 
 class scheduler;
+template <class T>
+class shared_future;
 
 namespace detail {
 struct future_access;
@@ -71,6 +74,11 @@ public:
 
     template <class F>
     future<typename detail::then_result<T, F>::type> then(F&& fn); // detail/then.hpp
+
+    // Consumes this future (it is empty afterwards, as after get()); any number of copies of the
+    // result may then wait and read the value (shared_future.hpp). An empty future gives an empty
+    // shared_future. Throws std::bad_alloc, leaving this future as it was.
+    shared_future<T> share();
 
     void wait() const {
         check();
@@ -143,3 +151,4 @@ private:
 } // namespace fj
 
 #include "detail/then.hpp"
+#include "shared_future.hpp"
