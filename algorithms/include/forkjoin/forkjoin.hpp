@@ -14,6 +14,7 @@
 #include <forkjoin/profile.hpp>
 #include <forkjoin/promise.hpp>
 #include <forkjoin/scheduler.hpp>
+#include <forkjoin/shared_future.hpp>
 #include <forkjoin/stats.hpp>
 #include <forkjoin/when_all.hpp>
 #include <forkjoin/when_any.hpp>

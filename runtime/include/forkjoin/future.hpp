@@ -4,6 +4,7 @@
 // - wait()/get() on a worker run other tasks meanwhile; off the pool they block.
 // - Dropping a future without get() neither blocks nor cancels: the task still runs, and an
 //   exception it throws is discarded.
+// - share() turns it into an fj::shared_future<T>: copyable, and read by any number of waiters.
 // - cancel() stops a task that has not started: it then never runs, and get() throws
 //   fj::task_cancelled. A task that has started is never interrupted (cancel() returns false).
 // - then(f) returns the future of f(value), run once this future is ready, without blocking
@@ -13,6 +14,7 @@
 
 #include "detail/future_state.hpp"
 #include "detail/observe.hpp"
+#include "detail/steady_deadline.hpp"
 #include "detail/wait.hpp"
 #include "errors.hpp"
 
@@ -23,6 +25,8 @@
 namespace fj {
 
 class scheduler;
+template <class T>
+class shared_future;
 
 namespace detail {
 struct future_access;
@@ -71,6 +75,11 @@ public:
     template <class F>
     future<typename detail::then_result<T, F>::type> then(F&& fn); // detail/then.hpp
 
+    // Consumes this future (it is empty afterwards, as after get()); any number of copies of the
+    // result may then wait and read the value (shared_future.hpp). An empty future gives an empty
+    // shared_future. Throws std::bad_alloc, leaving this future as it was.
+    shared_future<T> share();
+
     void wait() const {
         check();
         detail::wait(m_state->m_completion);
@@ -86,15 +95,7 @@ public:
     template <class Clock, class Duration>
     std::future_status wait_until(const std::chrono::time_point<Clock, Duration>& deadline) const {
         check();
-        std::chrono::steady_clock::time_point steady_deadline;
-        if constexpr (std::is_same_v<Clock, std::chrono::steady_clock>)
-            steady_deadline =
-                std::chrono::time_point_cast<std::chrono::steady_clock::duration>(deadline);
-        else
-            steady_deadline = std::chrono::steady_clock::now() +
-                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                  deadline - Clock::now());
-        return detail::wait_until(m_state->m_completion, steady_deadline)
+        return detail::wait_until(m_state->m_completion, detail::to_steady_deadline(deadline))
                    ? std::future_status::ready
                    : std::future_status::timeout;
     }
@@ -150,3 +151,4 @@ private:
 } // namespace fj
 
 #include "detail/then.hpp"
+#include "shared_future.hpp"

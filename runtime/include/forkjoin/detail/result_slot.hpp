@@ -1,8 +1,9 @@
 // Storage for a task's outcome: its value (or nothing, for void) or the exception it threw.
 // run() is always_inline: it is the body of every join branch and task, and GCC at -O3 otherwise
 // leaves it out of line once join's plain path is inlined whole into its caller.
-// Written once by the thread that runs the task, read once by the joiner after the completion
-// edge (an acquire of the task's completion word), so it needs no synchronisation of its own.
+// Written once by the thread that runs the task, read after the completion edge (an acquire of the
+// task's completion word) by the joiner, once, or by the copies of a shared_future, any number of
+// times and never written again, so it needs no synchronisation of its own.
 // A union with a one-byte tag keeps a future's state small (a fork_task of a scalar result and
 // a small lambda fits a 64-byte block).
 #pragma once
@@ -65,6 +66,13 @@ public:
             std::rethrow_exception(m_error);
         return std::move(m_value);
     }
+    // Rethrows the stored exception, else returns the value, which stays in the slot. Writes
+    // nothing, so the copies of a shared_future may call it from any number of threads at once.
+    const T& read() const {
+        if (m_state == slot_state::error)
+            std::rethrow_exception(m_error);
+        return m_value;
+    }
 
 private:
     union {
@@ -93,6 +101,11 @@ public:
             std::rethrow_exception(m_error);
         return *m_ptr;
     }
+    T& read() const {
+        if (m_error)
+            std::rethrow_exception(m_error);
+        return *m_ptr;
+    }
 
 private:
     T* m_ptr = nullptr;
@@ -114,6 +127,10 @@ public:
     bool failed() const noexcept { return m_error != nullptr; }
     std::exception_ptr error() const noexcept { return m_error; }
     void take() {
+        if (m_error)
+            std::rethrow_exception(m_error);
+    }
+    void read() const {
         if (m_error)
             std::rethrow_exception(m_error);
     }
