@@ -1,4 +1,4 @@
-// scheduler_options take effect: the worker count (explicit, FJ_WORKERS, or the affinity mask),
+// scheduler_options take effect: the worker count (explicit, FJ_WORKERS, or the CPUs available),
 // pinning, the smallest deque and stack, and spin_before_sleep = 0 (workers really sleep and wake).
 #include "support.hpp"
 
@@ -112,17 +112,21 @@ INSTANTIATE_TEST_SUITE_P(Workers, options_test, fj_test::worker_counts(),
 
 class default_count_test : public fj_test::guarded_test {};
 
-// Without FJ_WORKERS the default worker count is the number of CPUs in the affinity mask (as
-// nproc reports), for the default constructor, scheduler(0) and options with workers = 0.
-TEST_F(default_count_test, DefaultIsAffinityMaskSize) {
+// Without FJ_WORKERS the default worker count is at most the number of CPUs in the affinity mask
+// (as nproc reports; a cgroup CPU quota may lower it: worker_count_test), the same for the default
+// constructor, scheduler(0) and options with workers = 0, and what fj::default_worker_count() says.
+TEST_F(default_count_test, DefaultIsAtMostTheAffinityMask) {
     fj_test::scoped_env env("FJ_WORKERS", nullptr);
     cpu_set_t set;
     CPU_ZERO(&set);
     ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
     const auto cpus = static_cast<std::size_t>(CPU_COUNT(&set));
-    EXPECT_EQ(fj::scheduler().worker_count(), cpus);
-    EXPECT_EQ(fj::scheduler(std::size_t{0}).worker_count(), cpus);
-    EXPECT_EQ(fj::scheduler(fj::scheduler_options{}).worker_count(), cpus);
+    const std::size_t count = fj::default_worker_count();
+    EXPECT_GE(count, 1u);
+    EXPECT_LE(count, cpus);
+    EXPECT_EQ(fj::scheduler().worker_count(), count);
+    EXPECT_EQ(fj::scheduler(std::size_t{0}).worker_count(), count);
+    EXPECT_EQ(fj::scheduler(fj::scheduler_options{}).worker_count(), count);
 }
 
 // FJ_WORKERS sets the default worker count, and only the default.

@@ -10,8 +10,9 @@ namespace fj::detail {
 // CPUs in the calling process's affinity mask (sched_getaffinity), in increasing order.
 std::vector<int> affinity_cpus();
 
-// The default worker count: FJ_WORKERS if set (validated; throws std::invalid_argument with the
-// offending value otherwise), else the number of CPUs in the affinity mask.
+// The default worker count (fj::default_worker_count): FJ_WORKERS if set (validated; throws
+// std::invalid_argument with the offending value otherwise), else the CPUs in the affinity mask
+// lowered to the cgroup CPU quota (cpu_quota.hpp), at least 1.
 std::size_t default_worker_count();
 
 // Parses a worker count as FJ_WORKERS gives it. Throws std::invalid_argument naming the value.

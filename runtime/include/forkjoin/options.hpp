@@ -8,9 +8,10 @@
 namespace fj {
 
 struct scheduler_options {
-    // Number of worker threads. 0 means the default: the FJ_WORKERS environment variable if set,
-    // else the number of CPUs in the process's affinity mask (as `nproc` reports; unlike
-    // std::thread::hardware_concurrency() this honours taskset and container CPU limits).
+    // Number of worker threads. 0 means the default, fj::default_worker_count(): the FJ_WORKERS
+    // environment variable if set, else the number of CPUs in the process's affinity mask (as
+    // `nproc` reports: it honours taskset and cpusets, unlike hardware_concurrency()), lowered to
+    // the cgroup CPU quota rounded up (docker --cpus, Kubernetes CPU limits), at least 1.
     std::size_t workers = 0;
 
     // Native stack of each worker thread. A reservation: only touched pages use memory, so it is
@@ -73,5 +74,11 @@ struct scheduler_options {
 
     static constexpr std::size_t max_workers = 4096;
 };
+
+// The worker count a scheduler given workers = 0 (or default-constructed) would start with now,
+// computed as described at scheduler_options::workers. Starts no thread and creates no scheduler;
+// reads FJ_WORKERS, the affinity mask and the cgroup files afresh on each call. Throws
+// std::invalid_argument for a malformed FJ_WORKERS, with the scheduler's message.
+std::size_t default_worker_count();
 
 } // namespace fj

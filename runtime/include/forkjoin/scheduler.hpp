@@ -32,7 +32,8 @@ namespace fj {
 
 class scheduler {
 public:
-    // Default options: FJ_WORKERS, else one worker per CPU in the affinity mask.
+    // Default options: fj::default_worker_count() workers (FJ_WORKERS, else one per CPU in the
+    // affinity mask, lowered to a cgroup CPU quota).
     scheduler();
     // Exactly `workers` workers (0 = the default count).
     explicit scheduler(std::size_t workers);
