@@ -16,5 +16,6 @@
 #include <forkjoin/scheduler.hpp>
 #include <forkjoin/shared_future.hpp>
 #include <forkjoin/stats.hpp>
+#include <forkjoin/task_group.hpp>
 #include <forkjoin/when_all.hpp>
 #include <forkjoin/when_any.hpp>

@@ -23,6 +23,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// Thrown by ~task_group() when tasks were run on the group and no wait() followed: the group
+// cancelled what had not started and waited for the rest first (nothing outlives it).
+class missing_wait : public std::logic_error {
+public:
+    using std::logic_error::logic_error;
+};
+
 namespace detail {
 [[noreturn]] void throw_invalid_argument(const std::string& message);
 [[noreturn]] void throw_logic_error(const std::string& message);

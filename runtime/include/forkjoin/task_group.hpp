@@ -1,0 +1,98 @@
+// fj::task_group: a set of tasks started one by one and waited for together (oneTBB's
+// task_group, a Cilk sync scope).
+//
+// - run(f) from any thread or task queues f() on the group's scheduler (the current one when
+//   the group was made, or the one given): on one of its workers at the front of that worker's
+//   deque, like fork(); elsewhere in its injection queue. No future, no result: f returns void
+//   (a result is ignored).
+// - wait() returns once every task run so far has finished; on a worker it runs the group's
+//   tasks and parks like future::get(), off the pool it blocks. It rethrows the first exception a
+//   task threw; the group is then ready for reuse. Call it from one thread at a time.
+// - cancel(): tasks that have not started are skipped; running ones finish (they may poll
+//   is_canceling()). A task's exception cancels the group too. wait() ends the cancellation.
+// - A group destroyed after run() without a wait() cancels what has not started, waits for
+//   the rest, and throws fj::missing_wait (unless an exception is already unwinding the stack).
+// - Latitude (as OpenMP gives its tasks): on a worker whose deque already holds 64 tasks per
+//   worker of the pool, run(f) calls f() at once instead of queuing it; the pool has work enough.
+#pragma once
+
+#include "async.hpp"
+#include "detail/callable_check.hpp"
+#include "detail/group_task.hpp"
+#include "errors.hpp"
+#include "scheduler.hpp"
+
+#include <cstddef>
+#include <exception>
+#include <utility>
+
+namespace fj {
+
+class task_group {
+public:
+    task_group() : task_group(current_scheduler()) {}
+    explicit task_group(scheduler& s) noexcept
+        : m_state(detail::pool_of_handle(s)), m_uncaught(std::uncaught_exceptions()) {}
+    ~task_group() noexcept(false);
+
+    task_group(const task_group&) = delete;
+    task_group& operator=(const task_group&) = delete;
+
+    template <class F>
+    void run(F&& fn) {
+        detail::check_callable(fn);
+        detail::pool_core& p = *m_state.m_pool;
+        using task_type = detail::group_task<std::decay_t<F>>;
+        if (detail::worker* w = detail::own_worker(p)) {
+            if (w->m_deque.size_hint() >= k_inline_per_worker * p.m_worker_count) [[unlikely]] {
+                mark_unwaited();
+                detail::run_in_group(m_state, fn); // see the latitude above
+                return;
+            }
+            task_type* t = task_type::make(m_state, std::forward<F>(fn));
+            add_one();
+            try {
+                detail::push_local(p, *w, t);
+            } catch (...) { // the deque could not grow: nothing was queued
+                t->discard();
+                detail::finish_one(m_state);
+                throw;
+            }
+        } else {
+            task_type* t = task_type::make(m_state, std::forward<F>(fn));
+            add_one();
+            try {
+                detail::inject(p, t);
+            } catch (...) { // closed, or the child of a fork(): nothing was queued
+                t->discard();
+                detail::finish_one(m_state);
+                throw;
+            }
+        }
+    }
+
+    void wait();
+    void cancel() noexcept { m_state.m_cancel.store(true, std::memory_order_relaxed); }
+    bool is_canceling() const noexcept { return m_state.m_cancel.load(std::memory_order_relaxed); }
+
+private:
+    static constexpr std::size_t k_inline_per_worker = 64;
+
+    void mark_unwaited() noexcept {
+        // Read first: a flag that is already set costs no write to the shared line.
+        if (!m_state.m_unwaited.load(std::memory_order_relaxed))
+            m_state.m_unwaited.store(true, std::memory_order_relaxed);
+    }
+
+    void add_one() noexcept {
+        mark_unwaited();
+        // relaxed: the task is published by its push (release), which orders this before it;
+        // the count only has to include it before the task can end.
+        m_state.m_word.fetch_add(detail::group_state::k_one, std::memory_order_relaxed);
+    }
+
+    detail::group_state m_state;
+    int m_uncaught; // exceptions in flight at construction: more at destruction means unwinding
+};
+
+} // namespace fj
