@@ -10,8 +10,8 @@
 //          (max_spare_workers = 0), and std::async; paired rounds.
 // idle     CPU used by the process in 1 s, for a pool that is idle and one whose workers all
 //          block with nothing queued, the rescue on and off.
-// fib      fib(n), join style, on a pool with the rescue on against one with it off: what the
-//          monitor costs a busy pool; paired rounds, order alternating, at each worker count.
+// fib      fib(n), join and seed styles, on a pool with the rescue on against one with it off:
+//          what the monitor costs a busy pool; paired rounds, order alternating, per worker count.
 #include "driver_cli.hpp"
 #include "forkjoin_common.hpp"
 #include "measure.hpp"
@@ -225,10 +225,14 @@ void idle(const options& o) {
 
 // --- fib --------------------------------------------------------------------------------------
 
-double fib_ms(fj::scheduler& pool, int n, long expected) {
+double fib_ms(fj::scheduler& pool, bool seed, int n, long expected) {
     long result = 0;
-    const double s = fj_perf::seconds_of(
-        [&] { result = pool.submit([&pool, n] { return fj_perf::fib_join(pool, n); }).get(); });
+    const double s = fj_perf::seconds_of([&] {
+        result = pool.submit([&pool, seed, n] {
+                         return seed ? fj_perf::fib_seed(pool, n) : fj_perf::fib_join(pool, n);
+                     })
+                     .get();
+    });
     if (result != expected)
         throw std::runtime_error("wrong fib result: " + std::to_string(result));
     return s * 1e3;
@@ -236,32 +240,37 @@ double fib_ms(fj::scheduler& pool, int n, long expected) {
 
 void fib(const options& o) {
     const long expected = fj_perf::fib_serial(o.n);
-    std::printf("\nfib(%d), join style: rescue on / rescue off, %d paired rounds\n", o.n, o.rounds);
-    std::printf("  %7s %11s %11s %9s %9s %9s\n", "workers", "off ms", "on ms", "on/off", "min",
-                "max");
+    std::printf("\nfib(%d): rescue on / rescue off, %d paired rounds (order alternating)\n", o.n,
+                o.rounds);
+    std::printf("  %-6s %7s %11s %11s %9s %9s %9s\n", "style", "workers", "off ms", "on ms",
+                "on/off", "min", "max");
     for (const int w : o.workers) {
         fj::scheduler on(pool_options(w, 256));
         fj::scheduler off(pool_options(w, 0));
-        fib_ms(on, std::min(o.n, 27), fj_perf::fib_serial(std::min(o.n, 27)));
-        fib_ms(off, std::min(o.n, 27), fj_perf::fib_serial(std::min(o.n, 27)));
-        std::vector<double> t_on, t_off, ratio;
-        for (int r = 0; r < o.rounds; ++r) {
-            double a = 0, b = 0;
-            if (r % 2 == 0) {
-                a = fib_ms(off, o.n, expected);
-                b = fib_ms(on, o.n, expected);
-            } else {
-                b = fib_ms(on, o.n, expected);
-                a = fib_ms(off, o.n, expected);
+        for (const bool seed : {false, true}) {
+            const int warm = std::min(o.n, 27);
+            fib_ms(on, seed, warm, fj_perf::fib_serial(warm));
+            fib_ms(off, seed, warm, fj_perf::fib_serial(warm));
+            std::vector<double> t_on, t_off, ratio;
+            for (int r = 0; r < o.rounds; ++r) {
+                double a = 0, b = 0;
+                if (r % 2 == 0) {
+                    a = fib_ms(off, seed, o.n, expected);
+                    b = fib_ms(on, seed, o.n, expected);
+                } else {
+                    b = fib_ms(on, seed, o.n, expected);
+                    a = fib_ms(off, seed, o.n, expected);
+                }
+                t_off.push_back(a);
+                t_on.push_back(b);
+                ratio.push_back(b / a);
             }
-            t_off.push_back(a);
-            t_on.push_back(b);
-            ratio.push_back(b / a);
+            std::printf("  %-6s %7d %11.1f %11.1f %9.3f %9.3f %9.3f\n", seed ? "seed" : "join", w,
+                        fj_perf::median(t_off), fj_perf::median(t_on), fj_perf::median(ratio),
+                        *std::min_element(ratio.begin(), ratio.end()),
+                        *std::max_element(ratio.begin(), ratio.end()));
         }
-        std::printf("  %7d %11.1f %11.1f %9.3f %9.3f %9.3f   (spares started: %llu)\n", w,
-                    fj_perf::median(t_off), fj_perf::median(t_on), fj_perf::median(ratio),
-                    *std::min_element(ratio.begin(), ratio.end()),
-                    *std::max_element(ratio.begin(), ratio.end()),
+        std::printf("  (spares started on the rescue pool: %llu)\n",
                     static_cast<unsigned long long>(on.stats().spares_started));
     }
 }
