@@ -52,7 +52,7 @@ public:
     // does: one load.
     void on_all_awake() noexcept {
         // seq_cst: the Dekker pair with the monitor's store of m_monitor_idle and load of the
-        // pool's m_active in disarm(): the waker's increment of m_active precedes this load in
+        // pool's m_active in sample(): the waker's increment of m_active precedes this load in
         // the single total order, or the monitor's re-check sees the increment.
         if (m_monitor_idle.load(std::memory_order_seq_cst))
             arm();

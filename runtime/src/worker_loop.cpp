@@ -175,21 +175,31 @@ bool leave_active_after_recheck(pool& p, bool closed) noexcept {
     return false;
 }
 
+// A thread leaves the active count for good unless work is in sight: a sleeper's prewait,
+// barrier and re-check (docs/design.md#sleep) without the sleep, so a wake-up aimed at it goes to
+// a sleeper still waiting (the event count signals one that waits) and no visible work is left
+// behind. Returns false, still counted, when it saw work (unless the pool has stopped).
+bool leave_unless_work(pool& p) noexcept {
+    (void)p.m_sleep.prepare_wait();
+    if (p.m_asymmetric_barrier)
+        heavy_barrier();
+    const bool closed = p.m_injected.is_closed(); // before the re-check, as in a sleep
+    if (!p.m_stop.load(std::memory_order_acquire) && work_visible(p)) {
+        p.m_sleep.cancel_wait();
+        return false;
+    }
+    leave_active_after_recheck(p, closed);
+    p.m_sleep.cancel_wait();
+    return true;
+}
+
 } // namespace
 
 void leave_active(pool& p) noexcept {
-    const auto key = p.m_sleep.prepare_wait(); // as a sleeper does: see find_work_or_sleep()
-    (void)key;
-    if (p.m_asymmetric_barrier)
-        heavy_barrier();
-    const bool closed = p.m_injected.is_closed();
-    if (work_visible(p)) {
-        // Somebody counted, or woken for it, takes it, and leaves through the check below later.
-        p.m_active.fetch_sub(1, std::memory_order_seq_cst);
-    } else {
-        leave_active_after_recheck(p, closed);
-    }
-    p.m_sleep.cancel_wait();
+    // With work in sight, somebody counted (or woken for it) takes it and later leaves through
+    // the termination check; this count only goes.
+    if (!leave_unless_work(p))
+        p.m_active.fetch_sub(1, std::memory_order_seq_cst); // seq_cst: as every m_active update
 }
 
 namespace {
@@ -198,27 +208,16 @@ bool is_spare(const pool& p, const worker& w) noexcept {
     return w.m_index >= p.m_worker_count;
 }
 
-// A spare leaves the pool for good (docs/design.md#rescue, step 7) unless work is in sight: the
-// same prepare / re-check / leave as going to sleep, so a wake-up meant for it goes to a sleeper
-// still waiting (the event count signals one that waits) and its work is never left behind.
-// Only at its loop's top level with nothing of its own pending: an empty deque (its tasks' forks
-// are run or stolen) and no resumable waiter in its slot.
+// A spare leaves the pool for good (docs/design.md#rescue, step 7) unless work is in sight. Only
+// at its loop's top level with nothing of its own pending: an empty deque (its tasks' forks are
+// run or stolen) and no resumable waiter in its slot.
 bool try_retire(pool& p, worker& w) noexcept {
     if (!w.m_deque.owner_sees_empty() || w.m_resumable.load(std::memory_order_relaxed) != nullptr)
         return false;
-    const auto key = p.m_sleep.prepare_wait();
-    (void)key;
-    if (p.m_asymmetric_barrier)
-        heavy_barrier();
-    const bool closed = p.m_injected.is_closed();
-    if (!p.m_stop.load(std::memory_order_acquire) && work_visible(p)) {
-        p.m_sleep.cancel_wait();
+    if (!leave_unless_work(p))
         return false;
-    }
     if (w.observed()) [[unlikely]]
-        on_spare_retire(w);
-    leave_active_after_recheck(p, closed);
-    p.m_sleep.cancel_wait();
+        on_spare_retire(w); // its thread still owns the buffer until it ends
     return true;
 }
 

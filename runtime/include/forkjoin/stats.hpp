@@ -40,8 +40,9 @@ struct scheduler_stats {
     std::uint64_t rescues = 0;           // spares started because every thread was blocked
     std::uint64_t blocking_handoffs = 0; // spares started by fj::blocking
     std::uint64_t spares_started = 0;    // rescues + blocking_handoffs
-    std::uint64_t spares_retired = 0;    // spare threads that ended (idle, or no longer needed)
-    std::uint32_t spares_running = 0;    // spare threads alive at the snapshot
+    std::uint64_t spares_retired =
+        0; // spare threads that ended (idle, surplus, or the pool stopped)
+    std::uint32_t spares_running = 0; // spare threads alive at the snapshot
     worker_stats total() const noexcept;
 };
 

@@ -51,6 +51,18 @@ void schedule_continuation(task* t, std::uint64_t& home) noexcept;
 // that pool's shutdown() waits for it); else on the current scheduler, like fj::async. Sets
 // `home` before queuing. Throws (fj::scheduler_closed) without queuing it.
 void start_continuation(task* t, std::uint64_t antecedent_home, std::uint64_t& home);
+
+// A continuation whose antecedent is already ready starts at once; if that throws, it was never
+// queued, so it is discarded before the exception goes on (then() on future and shared_future).
+template <class Continuation>
+void start_continuation_now(Continuation* c, std::uint64_t antecedent_home) {
+    try {
+        start_continuation(c, antecedent_home, c->m_home);
+    } catch (...) {
+        c->discard();
+        throw;
+    }
+}
 // The id of the scheduler whose task the calling thread runs, 0 off every pool.
 std::uint64_t current_scheduler_id() noexcept;
 

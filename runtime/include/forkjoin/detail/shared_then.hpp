@@ -59,12 +59,7 @@ future<typename detail::shared_then_result<T, F>::type> shared_future<T>::then(F
         // task done when the core was made, ordered finish() before us); a future cancelled
         // before share() never ran and has no home worth keeping.
         const std::uint64_t home = m_state != nullptr ? m_state->m_home : 0;
-        try {
-            detail::start_continuation(c, home, c->m_home);
-        } catch (...) {
-            c->discard();
-            throw;
-        }
+        detail::start_continuation_now(c, home);
     }
     // From here the continuation may run at any time; its block stays alive until the future
     // made below is released as well.

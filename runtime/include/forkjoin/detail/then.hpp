@@ -78,12 +78,7 @@ future<typename detail::then_result<T, F>::type> future<T>::then(F&& fn) {
         // m_home is read only once done (published by finish()); a cancelled antecedent that
         // never ran has no home worth keeping.
         const std::uint64_t home = antecedent->m_completion.is_done() ? antecedent->m_home : 0;
-        try {
-            detail::start_continuation(c, home, c->m_home);
-        } catch (...) {
-            c->discard();
-            throw;
-        }
+        detail::start_continuation_now(c, home);
     }
     // From here the continuation may run at any time; the block stays alive until our future
     // (created below) is released as well.
