@@ -43,31 +43,24 @@ public:
         detail::check_callable(fn);
         detail::pool_core& p = *m_state.m_pool;
         using task_type = detail::group_task<std::decay_t<F>>;
-        if (detail::worker* w = detail::own_worker(p)) {
-            if (w->m_deque.size_hint() >= k_inline_per_worker * p.m_worker_count) [[unlikely]] {
-                mark_unwaited();
-                detail::run_in_group(m_state, fn); // see the latitude above
-                return;
-            }
-            task_type* t = task_type::make(m_state, std::forward<F>(fn));
-            add_one();
-            try {
-                detail::push_local(p, *w, t);
-            } catch (...) { // the deque could not grow: nothing was queued
-                t->discard();
-                detail::finish_one(m_state);
-                throw;
-            }
-        } else {
-            task_type* t = task_type::make(m_state, std::forward<F>(fn));
-            add_one();
-            try {
+        detail::worker* w = detail::own_worker(p);
+        if (w != nullptr && w->m_deque.size_hint() >= k_inline_per_worker * p.m_worker_count)
+            [[unlikely]] {
+            mark_unwaited();
+            detail::run_in_group(m_state, fn); // see the latitude above
+            return;
+        }
+        task_type* t = task_type::make(m_state, std::forward<F>(fn));
+        add_one();
+        try {
+            if (w != nullptr)
+                detail::push_local(p, *w, t); // like fork()
+            else
                 detail::inject(p, t);
-            } catch (...) { // closed, or the child of a fork(): nothing was queued
-                t->discard();
-                detail::finish_one(m_state);
-                throw;
-            }
+        } catch (...) { // no room to grow the deque, closed, or a fork() child: nothing queued
+            t->discard();
+            detail::finish_one(m_state);
+            throw;
         }
     }
 
