@@ -57,6 +57,11 @@ void rescuer::start() {
                                              "it): ") +
                                  e.what());
     }
+    // Return once the thread runs its loop, as the workers do before they sleep: its start-up
+    // (the thread library's and a sanitizer's allocations) is over before the pool is handed out,
+    // so a process fork() made while every worker sleeps never copies it half done.
+    std::unique_lock lock(m_mutex);
+    m_cv.wait(lock, [this] { return m_monitor_started; });
 }
 
 void rescuer::stop() noexcept {
@@ -90,6 +95,8 @@ void rescuer::arm() noexcept {
 
 void rescuer::monitor_main() noexcept {
     std::unique_lock lock(m_mutex);
+    m_monitor_started = true;
+    m_cv.notify_all(); // start() waits on the same condition variable
     auto period = k_alert_period;
     while (!m_stopping) {
         if (m_monitor_idle.load(std::memory_order_seq_cst)) {

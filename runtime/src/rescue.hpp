@@ -137,6 +137,7 @@ private:
     mutable std::mutex m_mutex; // guards the spare bookkeeping and the monitor's sleep
     std::condition_variable m_cv;
     bool m_stopping = false;         // guarded by m_mutex
+    bool m_monitor_started = false;  // guarded by m_mutex: start() waits for it
     bool m_nudged = false;           // guarded by m_mutex: look now (on_inject)
     std::vector<std::size_t> m_free; // retired spare slots to reuse; guarded by m_mutex
     std::uint32_t m_running = 0;     // spares alive; guarded by m_mutex
