@@ -35,6 +35,11 @@ void throw_task_cancelled() {
     throw task_cancelled(k_cancelled_message);
 }
 
+void throw_operation_cancelled(const char* who) {
+    throw operation_cancelled(std::string(who) +
+                              ": stopped by a stop request (std::stop_token) before it finished");
+}
+
 std::exception_ptr task_cancelled_error() noexcept {
     try {
         throw task_cancelled(k_cancelled_message);

@@ -46,12 +46,20 @@ void task_group::wait() {
         m_state.m_waiter = nullptr;
     }
     m_state.m_unwaited.store(false, std::memory_order_relaxed);
-    m_state.m_cancel.store(false, std::memory_order_relaxed); // the group is reusable
+    m_state.m_cancel.store(false, std::memory_order_relaxed); // the group is reusable...
+    // ...unless its token was stopped, which is for good. Read after the store above: a request
+    // whose callback ran before that store is seen here and the flag is set again; one that comes
+    // later sets it itself.
+    const bool stopped = m_stop.stop_requested();
+    if (stopped)
+        m_state.m_cancel.store(true, std::memory_order_relaxed);
     if (m_state.m_failed.load(std::memory_order_acquire)) {
         std::exception_ptr error = std::exchange(m_state.m_error, nullptr);
         m_state.m_failed.store(false, std::memory_order_relaxed);
         std::rethrow_exception(error);
     }
+    if (stopped)
+        detail::throw_operation_cancelled("fj::task_group::wait");
 }
 
 task_group::~task_group() noexcept(false) {

@@ -3,6 +3,7 @@
 //   fj::parallel_for(0, v.size(), [&](std::size_t i) { v[i] = f(i); });
 //   fj::parallel_for(0, n, 2, body);                        // 0, 2, 4, ... below n
 //   fj::parallel_for(0, n, body, fj::grain{1024});           // chunks of at most 1024
+//   fj::parallel_for(0, n, body, stop_source.get_token());  // stoppable (see below)
 //   fj::parallel_for(fj::blocked_range<int>{0, n}, [&](fj::blocked_range<int> r) { ... });
 //   fj::parallel_for_each(v.begin(), v.end(), [](auto& x) { x *= 2; });
 //
@@ -12,20 +13,28 @@
 // has finished. Empty ranges call nothing; a reversed range, a non-positive step or a zero grain
 // throws std::invalid_argument.
 //
+// Trailing options, in either order, each at most once: fj::grain (not for blocked ranges, whose
+// grain is part of the range) and std::stop_token. A stop request made before the call returns
+// keeps every chunk that has not started from starting; bodies already running finish (they can
+// poll the token themselves), and the call then throws fj::operation_cancelled. A normal return
+// means every iteration ran.
+//
 // Exceptions: a body that throws cancels the bodies above it that have not started; bodies below
 // it still run. The exception rethrown is the lowest-index one, as in a serial loop (for blocked
-// ranges: from the lowest chunk that threw).
+// ranges: from the lowest chunk that threw). A body's exception outranks a stop request.
 #pragma once
 
 #include "blocked_range.hpp"
 #include "detail/index_space.hpp"
 #include "detail/loop_driver.hpp"
+#include "detail/loop_options.hpp"
 #include "grain.hpp"
 
 #include <concepts>
 #include <cstddef>
 #include <exception>
 #include <iterator>
+#include <stop_token>
 #include <type_traits>
 
 #include <forkjoin/async.hpp>
@@ -36,8 +45,8 @@ namespace fj {
 namespace detail {
 
 template <std::integral Index, class Body>
-void parallel_for_indices(scheduler& sched, const index_space<Index>& space, std::size_t grain,
-                          Body& body) {
+void parallel_for_indices(scheduler& sched, const index_space<Index>& space,
+                          const loop_options& options, Body& body) {
     ext::check_callable(body);
     auto leaf = [&](std::size_t lo, std::size_t hi, loop_failure& failure) {
         std::size_t k = lo;
@@ -55,11 +64,12 @@ void parallel_for_indices(scheduler& sched, const index_space<Index>& space, std
             failure.record(k, std::current_exception());
         }
     };
-    run_loop(sched, space.count, grain, leaf);
+    run_loop("fj::parallel_for", sched, space.count, options.grain, options.stop, leaf);
 }
 
 template <std::integral Index, class Body>
-void parallel_for_blocks(scheduler& sched, const blocked_range<Index>& range, Body& body) {
+void parallel_for_blocks(scheduler& sched, const blocked_range<Index>& range,
+                         const std::stop_token& stop, Body& body) {
     ext::check_callable(body);
     using U = std::make_unsigned_t<Index>;
     auto leaf = [&](std::size_t lo, std::size_t hi, loop_failure& failure) {
@@ -72,11 +82,12 @@ void parallel_for_blocks(scheduler& sched, const blocked_range<Index>& range, Bo
             failure.record(lo, std::current_exception());
         }
     };
-    run_loop(sched, range.size(), range.grain(), leaf);
+    run_loop("fj::parallel_for", sched, range.size(), range.grain(), stop, leaf);
 }
 
 template <std::random_access_iterator It, class Fn>
-void parallel_for_each_impl(scheduler& sched, It first, It last, std::size_t grain, Fn& fn) {
+void parallel_for_each_impl(scheduler& sched, It first, It last, const loop_options& options,
+                            Fn& fn) {
     const std::size_t n = iterator_distance("fj::parallel_for_each", first, last);
     ext::check_callable(fn);
     auto leaf = [&](std::size_t lo, std::size_t hi, loop_failure& failure) {
@@ -89,108 +100,81 @@ void parallel_for_each_impl(scheduler& sched, It first, It last, std::size_t gra
             failure.record(k, std::current_exception());
         }
     };
-    run_loop(sched, n, grain, leaf);
+    run_loop("fj::parallel_for_each", sched, n, options.grain, options.stop, leaf);
 }
+
+// A blocked range carries its grain; a separate fj::grain would be ambiguous.
+template <class... Opts>
+inline constexpr bool no_grain_option = count_of<grain, Opts...> == 0;
 
 } // namespace detail
 
 // --- parallel_for over indices -------------------------------------------------------------------
 
-template <std::integral A, std::integral B, class Body>
+template <std::integral A, std::integral B, class Body, detail::loop_option... Opts>
 requires std::invocable<Body&, detail::loop_index_t<A, B>>
-void parallel_for(scheduler& sched, A first, B last, Body&& body) {
+void parallel_for(scheduler& sched, A first, B last, Body&& body, Opts&&... options) {
+    using Index = detail::loop_index_t<A, B>;
+    detail::parallel_for_indices(sched,
+                                 detail::make_index_space<Index>("fj::parallel_for", first, last),
+                                 detail::make_loop_options(std::forward<Opts>(options)...), body);
+}
+
+template <std::integral A, std::integral B, std::integral Step, class Body,
+          detail::loop_option... Opts>
+requires std::invocable<Body&, detail::loop_index_t<A, B>>
+void parallel_for(scheduler& sched, A first, B last, Step step, Body&& body, Opts&&... options) {
     using Index = detail::loop_index_t<A, B>;
     detail::parallel_for_indices(
-        sched, detail::make_index_space<Index>("fj::parallel_for", first, last), 0, body);
+        sched, detail::make_index_space<Index>("fj::parallel_for", first, last, step),
+        detail::make_loop_options(std::forward<Opts>(options)...), body);
 }
 
-template <std::integral A, std::integral B, class Body>
+template <std::integral A, std::integral B, class Body, detail::loop_option... Opts>
 requires std::invocable<Body&, detail::loop_index_t<A, B>>
-void parallel_for(scheduler& sched, A first, B last, Body&& body, grain g) {
-    using Index = detail::loop_index_t<A, B>;
-    detail::parallel_for_indices(
-        sched, detail::make_index_space<Index>("fj::parallel_for", first, last), g.value, body);
+void parallel_for(A first, B last, Body&& body, Opts&&... options) {
+    parallel_for(current_scheduler(), first, last, body, std::forward<Opts>(options)...);
 }
 
-template <std::integral A, std::integral B, std::integral Step, class Body>
+template <std::integral A, std::integral B, std::integral Step, class Body,
+          detail::loop_option... Opts>
 requires std::invocable<Body&, detail::loop_index_t<A, B>>
-void parallel_for(scheduler& sched, A first, B last, Step step, Body&& body) {
-    using Index = detail::loop_index_t<A, B>;
-    detail::parallel_for_indices(
-        sched, detail::make_index_space<Index>("fj::parallel_for", first, last, step), 0, body);
-}
-
-template <std::integral A, std::integral B, std::integral Step, class Body>
-requires std::invocable<Body&, detail::loop_index_t<A, B>>
-void parallel_for(scheduler& sched, A first, B last, Step step, Body&& body, grain g) {
-    using Index = detail::loop_index_t<A, B>;
-    detail::parallel_for_indices(
-        sched, detail::make_index_space<Index>("fj::parallel_for", first, last, step), g.value,
-        body);
-}
-
-template <std::integral A, std::integral B, class Body>
-requires std::invocable<Body&, detail::loop_index_t<A, B>>
-void parallel_for(A first, B last, Body&& body) {
-    parallel_for(current_scheduler(), first, last, body);
-}
-
-template <std::integral A, std::integral B, class Body>
-requires std::invocable<Body&, detail::loop_index_t<A, B>>
-void parallel_for(A first, B last, Body&& body, grain g) {
-    parallel_for(current_scheduler(), first, last, body, g);
-}
-
-template <std::integral A, std::integral B, std::integral Step, class Body>
-requires std::invocable<Body&, detail::loop_index_t<A, B>>
-void parallel_for(A first, B last, Step step, Body&& body) {
-    parallel_for(current_scheduler(), first, last, step, body);
-}
-
-template <std::integral A, std::integral B, std::integral Step, class Body>
-requires std::invocable<Body&, detail::loop_index_t<A, B>>
-void parallel_for(A first, B last, Step step, Body&& body, grain g) {
-    parallel_for(current_scheduler(), first, last, step, body, g);
+void parallel_for(A first, B last, Step step, Body&& body, Opts&&... options) {
+    parallel_for(current_scheduler(), first, last, step, body, std::forward<Opts>(options)...);
 }
 
 // --- parallel_for over a blocked range -----------------------------------------------------------
 
-template <std::integral Index, class Body>
+template <std::integral Index, class Body, detail::loop_option... Opts>
 requires std::invocable<Body&, blocked_range<Index>>
-void parallel_for(scheduler& sched, const blocked_range<Index>& range, Body&& body) {
-    detail::parallel_for_blocks(sched, range, body);
+void parallel_for(scheduler& sched, const blocked_range<Index>& range, Body&& body,
+                  Opts&&... options) {
+    static_assert(detail::no_grain_option<Opts...>,
+                  "fj::parallel_for: a blocked_range carries its own grain; write "
+                  "fj::blocked_range<T>{begin, end, grain} instead of passing fj::grain");
+    detail::parallel_for_blocks(
+        sched, range, detail::make_loop_options(std::forward<Opts>(options)...).stop, body);
 }
 
-template <std::integral Index, class Body>
+template <std::integral Index, class Body, detail::loop_option... Opts>
 requires std::invocable<Body&, blocked_range<Index>>
-void parallel_for(const blocked_range<Index>& range, Body&& body) {
-    detail::parallel_for_blocks(current_scheduler(), range, body);
+void parallel_for(const blocked_range<Index>& range, Body&& body, Opts&&... options) {
+    parallel_for(current_scheduler(), range, body, std::forward<Opts>(options)...);
 }
 
 // --- parallel_for_each over random-access iterators ----------------------------------------------
 
-template <std::random_access_iterator It, class Fn>
+template <std::random_access_iterator It, class Fn, detail::loop_option... Opts>
 requires std::invocable<Fn&, std::iter_reference_t<It>>
-void parallel_for_each(scheduler& sched, It first, It last, Fn&& fn) {
-    detail::parallel_for_each_impl(sched, first, last, 0, fn);
+void parallel_for_each(scheduler& sched, It first, It last, Fn&& fn, Opts&&... options) {
+    detail::parallel_for_each_impl(sched, first, last,
+                                   detail::make_loop_options(std::forward<Opts>(options)...), fn);
 }
 
-template <std::random_access_iterator It, class Fn>
+template <std::random_access_iterator It, class Fn, detail::loop_option... Opts>
 requires std::invocable<Fn&, std::iter_reference_t<It>>
-void parallel_for_each(scheduler& sched, It first, It last, Fn&& fn, grain g) {
-    detail::parallel_for_each_impl(sched, first, last, g.value, fn);
-}
-
-template <std::random_access_iterator It, class Fn>
-requires std::invocable<Fn&, std::iter_reference_t<It>>
-void parallel_for_each(It first, It last, Fn&& fn) {
-    detail::parallel_for_each_impl(current_scheduler(), first, last, 0, fn);
-}
-
-template <std::random_access_iterator It, class Fn>
-requires std::invocable<Fn&, std::iter_reference_t<It>>
-void parallel_for_each(It first, It last, Fn&& fn, grain g) {
-    detail::parallel_for_each_impl(current_scheduler(), first, last, g.value, fn);
+void parallel_for_each(It first, It last, Fn&& fn, Opts&&... options) {
+    parallel_for_each(current_scheduler(), first, last, fn, std::forward<Opts>(options)...);
 }
 
 } // namespace fj

@@ -9,6 +9,7 @@
 #include "scheduler.hpp"
 
 #include <future>
+#include <stop_token>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -112,6 +113,63 @@ requires(sizeof...(Args) > 0 &&
                                                                                  F&& fn,
                                                                                  Args&&... args) {
     return sched.fork(detail::make_async_call(std::forward<F>(fn), std::forward<Args>(args)...));
+}
+
+namespace detail {
+// fj::async with a std::stop_token: the call is skipped, and get() throws fj::operation_cancelled,
+// if a stop was requested before the task started.
+template <class Call>
+class stoppable_call {
+public:
+    stoppable_call(std::stop_token stop, Call call)
+        : m_stop(std::move(stop)), m_call(std::move(call)) {}
+
+    decltype(auto) operator()() {
+        if (m_stop.stop_requested())
+            throw_operation_cancelled("fj::async");
+        return m_call();
+    }
+
+private:
+    std::stop_token m_stop;
+    Call m_call;
+};
+
+// jthread's convention: a callable whose first parameter takes a std::stop_token receives the
+// token, so that it can poll it while it runs.
+template <class F, class... Args>
+auto make_stoppable_call(std::stop_token stop, F&& fn, Args&&... args) {
+    if constexpr (std::is_invocable_v<std::decay_t<F>, std::stop_token, std::decay_t<Args>...>) {
+        std::stop_token copy = stop;
+        return stoppable_call(std::move(stop), make_async_call(std::forward<F>(fn), std::move(copy),
+                                                               std::forward<Args>(args)...));
+    } else {
+        return stoppable_call(std::move(stop),
+                              make_async_call(std::forward<F>(fn), std::forward<Args>(args)...));
+    }
+}
+
+template <class F, class... Args>
+concept stoppable_invocable = std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...> ||
+    std::is_invocable_v<std::decay_t<F>, std::stop_token, std::decay_t<Args>...>;
+} // namespace detail
+
+// Stoppable: a stop request made before the task starts skips it, and get() then throws
+// fj::operation_cancelled; fn(stop, args...) is called when fn takes a std::stop_token first (to
+// poll it while running), else fn(args...). A running task is never interrupted.
+template <class F, class... Args>
+requires detail::stoppable_invocable<F, Args...>
+auto async(std::stop_token stop, F&& fn, Args&&... args) {
+    return detail::fork_in(detail::current_pool_or_default(),
+                           detail::make_stoppable_call(std::move(stop), std::forward<F>(fn),
+                                                       std::forward<Args>(args)...));
+}
+
+template <class F, class... Args>
+requires detail::stoppable_invocable<F, Args...>
+auto async(scheduler& sched, std::stop_token stop, F&& fn, Args&&... args) {
+    return sched.fork(detail::make_stoppable_call(std::move(stop), std::forward<F>(fn),
+                                                  std::forward<Args>(args)...));
 }
 
 template <class F>

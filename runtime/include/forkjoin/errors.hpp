@@ -16,11 +16,19 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// Thrown by future::get() (and propagated through then() / when_all) when future::cancel() stopped
-// the task before it started.
-class task_cancelled : public std::runtime_error {
+// A computation that a cancellation ended before it finished: a std::stop_token's stop request
+// (the algorithms, fj::task_group, fj::async with a token), or future::cancel() (task_cancelled
+// below). One catch clause covers every way work can be cancelled.
+class operation_cancelled : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
+};
+
+// Thrown by future::get() (and propagated through then() / when_all) when future::cancel() stopped
+// the task before it started.
+class task_cancelled : public operation_cancelled {
+public:
+    using operation_cancelled::operation_cancelled;
 };
 
 // Thrown by ~task_group() when tasks were run on the group and no wait() followed: the group
@@ -37,6 +45,8 @@ namespace detail {
 [[noreturn]] void throw_no_state();
 [[noreturn]] void throw_future_error(std::future_errc code); // promise misuse, as std::promise
 [[noreturn]] void throw_task_cancelled();
+// `who` names the call a stop request ended ("fj::parallel_for", ...).
+[[noreturn]] void throw_operation_cancelled(const char* who);
 std::exception_ptr task_cancelled_error() noexcept;
 } // namespace detail
 

@@ -10,6 +10,10 @@
 //   task threw; the group is then ready for reuse. Call it from one thread at a time.
 // - cancel(): tasks that have not started are skipped; running ones finish (they may poll
 //   is_canceling()). A task's exception cancels the group too. wait() ends the cancellation.
+// - A group made with a std::stop_token is cancelled by a stop request, for good: tasks not
+//   started are skipped (run() after it queues nothing that runs), and wait() throws
+//   fj::operation_cancelled once the tasks that had started have finished (a task's exception
+//   outranks it). wait() returns normally only if no stop was requested before it returned.
 // - A group destroyed after run() without a wait() cancels what has not started, waits for
 //   the rest, and throws fj::missing_wait (unless an exception is already unwinding the stack).
 // - Latitude (as OpenMP gives its tasks): on a worker whose deque already holds 64 tasks per
@@ -24,6 +28,7 @@
 
 #include <cstddef>
 #include <exception>
+#include <stop_token>
 #include <utility>
 
 namespace fj {
@@ -31,8 +36,11 @@ namespace fj {
 class task_group {
 public:
     task_group() : task_group(current_scheduler()) {}
-    explicit task_group(scheduler& s) noexcept
-        : m_state(detail::pool_of_handle(s)), m_uncaught(std::uncaught_exceptions()) {}
+    explicit task_group(scheduler& s) noexcept : task_group(s, std::stop_token{}) {}
+    explicit task_group(std::stop_token stop) : task_group(current_scheduler(), std::move(stop)) {}
+    task_group(scheduler& s, std::stop_token stop) noexcept
+        : m_state(detail::pool_of_handle(s)), m_stop(std::move(stop)),
+          m_on_stop(m_stop, stop_canceller{&m_state}), m_uncaught(std::uncaught_exceptions()) {}
     ~task_group() noexcept(false);
 
     task_group(const task_group&) = delete;
@@ -71,6 +79,12 @@ public:
 private:
     static constexpr std::size_t k_inline_per_worker = 64;
 
+    // Runs on the thread that requests the stop (at construction if it already was).
+    struct stop_canceller {
+        detail::group_state* group;
+        void operator()() const noexcept { group->m_cancel.store(true, std::memory_order_relaxed); }
+    };
+
     void mark_unwaited() noexcept {
         // Read first: a flag that is already set costs no write to the shared line.
         if (!m_state.m_unwaited.load(std::memory_order_relaxed))
@@ -85,6 +99,9 @@ private:
     }
 
     detail::group_state m_state;
+    std::stop_token m_stop; // no stop state for a group made without one
+    // After m_state (the callback may run in the constructor) and before nothing that it uses.
+    std::stop_callback<stop_canceller> m_on_stop;
     int m_uncaught; // exceptions in flight at construction: more at destruction means unwinding
 };
 

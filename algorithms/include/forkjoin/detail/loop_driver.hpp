@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <stop_token>
 #include <utility>
 
 #include <forkjoin/extension.hpp>
@@ -93,24 +94,32 @@ private:
 
 // Runs leaf over [0, n) on sched: adaptively when grain == 0, else with that fixed grain. Returns
 // once every started chunk has finished (bodies may reference the caller's stack), then rethrows
-// the lowest-offset failure.
+// the lowest-offset failure, or throws fj::operation_cancelled naming `who` if `stop` was
+// requested meanwhile (its callback stops every chunk that has not started).
 template <class Leaf>
-void run_loop(fj::scheduler& sched, std::size_t n, std::size_t grain, Leaf& leaf) {
-    if (n == 0)
-        return;
+void run_loop(const char* who, fj::scheduler& sched, std::size_t n, std::size_t grain,
+              const std::stop_token& stop, Leaf& leaf) {
     loop_failure failure;
-    loop_driver<Leaf> driver(sched, leaf, failure);
-    auto run = [&] {
-        if (grain == 0)
-            driver.run_adaptive(0, n, loop_driver<Leaf>::k_first_chunk);
-        else
-            driver.run_fixed(0, n, grain);
-    };
-    if (sched.on_worker_thread())
-        run();
-    else
-        sched.submit(run).get(); // off the pool: the whole loop is one task there
-    failure.rethrow_if_failed();
+    {
+        // Registered for the whole run: a request runs cancel() on the requesting thread (at once
+        // if it came before), and the destructor waits out a cancel() in progress, so the check
+        // below sees every request made before it.
+        std::stop_callback on_stop(stop, [&failure]() noexcept { failure.cancel(); });
+        if (n != 0 && failure.limit() != 0) {
+            loop_driver<Leaf> driver(sched, leaf, failure);
+            auto run = [&] {
+                if (grain == 0)
+                    driver.run_adaptive(0, n, loop_driver<Leaf>::k_first_chunk);
+                else
+                    driver.run_fixed(0, n, grain);
+            };
+            if (sched.on_worker_thread())
+                run();
+            else
+                sched.submit(run).get(); // off the pool: the whole loop is one task there
+        }
+    }
+    failure.rethrow_if_failed(who);
 }
 
 } // namespace fj::detail

@@ -1,10 +1,15 @@
-// The first failure of a parallel loop, by position rather than by time.
+// How a parallel loop ends early: the first failure by position rather than by time, or a stop
+// request.
 //
 // A body that throws at offset k records (k, exception). Chunks check limit() before they start
 // and stop at it, so everything above the lowest failing offset is cancelled while everything below
 // it still runs. That makes the winner deterministic: the exception rethrown to the caller is the
 // one a serial loop would have thrown (the lowest offset that throws), provided the bodies
 // themselves are deterministic. Some bodies above it may have run too (chunks already started).
+//
+// A stop request (cancel(), from the std::stop_callback the loop registers) lowers the limit to 0
+// for good: no chunk starts after it, and the loop ends with fj::operation_cancelled unless a body
+// threw (a real error outranks the request; docs/design.md#cancellation).
 #pragma once
 
 #include <atomic>
@@ -12,6 +17,8 @@
 #include <exception>
 #include <limits>
 #include <mutex>
+
+#include <forkjoin/errors.hpp>
 
 namespace fj::detail {
 
@@ -30,14 +37,26 @@ public:
         if (offset < m_offset) {
             m_offset = offset;
             m_error = std::move(error);
-            m_limit.store(offset, std::memory_order_relaxed);
+            if (!m_cancelled) // under the mutex: a stop's limit of 0 is never raised again
+                m_limit.store(offset, std::memory_order_relaxed);
         }
     }
 
-    // After every chunk has finished.
-    void rethrow_if_failed() const {
+    // A stop request: called by the requesting thread, possibly while chunks run.
+    void cancel() noexcept {
+        std::lock_guard lock(m_mutex);
+        m_cancelled = true;
+        m_limit.store(0, std::memory_order_relaxed);
+    }
+
+    // After every chunk has finished and the stop callback is gone: the lowest failure, else
+    // fj::operation_cancelled naming `who` if a stop request came while the loop ran.
+    void rethrow_if_failed(const char* who) {
+        std::lock_guard lock(m_mutex); // pairs with cancel() on the requesting thread
         if (m_error)
             std::rethrow_exception(m_error);
+        if (m_cancelled)
+            throw_operation_cancelled(who);
     }
 
 private:
@@ -45,6 +64,7 @@ private:
     std::mutex m_mutex;
     std::size_t m_offset = k_none; // guarded by m_mutex
     std::exception_ptr m_error;    // guarded by m_mutex until the loop has joined
+    bool m_cancelled = false;      // guarded by m_mutex
 };
 
 } // namespace fj::detail

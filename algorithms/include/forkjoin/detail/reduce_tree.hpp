@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <exception>
+#include <stop_token>
 #include <utility>
 
 #include <forkjoin/extension.hpp>
@@ -64,18 +65,24 @@ private:
 };
 
 // Reduces [0, n) on sched with the given grain (0 = the default grain) and rethrows the
-// lowest-offset failure once every started chunk has finished.
+// lowest-offset failure once every started chunk has finished, or throws fj::operation_cancelled
+// naming `who` if `stop` was requested meanwhile (as run_loop in loop_driver.hpp).
 template <class T, class Leaf, class Reduce>
-T run_reduce(fj::scheduler& sched, std::size_t n, std::size_t grain, const T& identity, Leaf& leaf,
-             Reduce& reduce) {
-    if (n == 0)
-        return identity;
+T run_reduce(const char* who, fj::scheduler& sched, std::size_t n, std::size_t grain,
+             const std::stop_token& stop, const T& identity, Leaf& leaf, Reduce& reduce) {
     loop_failure failure;
-    reduce_tree<T, Leaf, Reduce> tree(sched, identity, leaf, reduce,
-                                      grain == 0 ? default_reduce_grain(n) : grain, failure);
-    auto run = [&]() -> T { return tree.run(0, n); };
-    T result = sched.on_worker_thread() ? run() : sched.submit(run).get();
-    failure.rethrow_if_failed();
+    const auto reduce_all = [&]() -> T {
+        // The stop callback lives until every chunk has finished, as in run_loop.
+        std::stop_callback on_stop(stop, [&failure]() noexcept { failure.cancel(); });
+        if (n == 0 || failure.limit() == 0)
+            return identity;
+        reduce_tree<T, Leaf, Reduce> tree(sched, identity, leaf, reduce,
+                                          grain == 0 ? default_reduce_grain(n) : grain, failure);
+        auto run = [&]() -> T { return tree.run(0, n); };
+        return sched.on_worker_thread() ? run() : sched.submit(run).get();
+    };
+    T result = reduce_all();
+    failure.rethrow_if_failed(who);
     return result;
 }
 
