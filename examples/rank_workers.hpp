@@ -8,23 +8,30 @@
 //   2. FJ_WORKERS set: the caller builds fj::scheduler(0), which reads and validates it, as every
 //      forkjoin program does. mpirun passes its environment to local ranks; on other nodes use
 //      `mpirun -x FJ_WORKERS`.
-//   3. Otherwise: the CPUs in this rank's affinity mask, divided among the ranks on this node whose
-//      masks overlap it. mpirun usually binds small runs already (Open MPI 4: each rank to its own
-//      core for up to 2 ranks): the masks are disjoint and each rank keeps its whole mask. With
+//   3. Otherwise: the CPUs this rank may use (its affinity mask, lowered to a cgroup CPU quota as
+//      fj::default_worker_count() does: a container's ranks share its quota), divided among the
+//      ranks on this node whose masks overlap it. mpirun usually binds small runs already (Open MPI
+//      4: each rank to its own core for up to 2 ranks): the masks are disjoint and each rank keeps
+//      its whole mask. With
 //      `--bind-to none` every rank sees all of the node's CPUs and the ranks divide them.
 //
 // rank_cpu_share() is collective over the communicator: every rank must call it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <mpi.h>
 #include <sched.h>
 #include <vector>
+
+#include <forkjoin/options.hpp>
 
 namespace rank_workers {
 
 struct cpu_share {
     std::size_t mask_cpus = 0; // CPUs in this rank's affinity mask
+    std::size_t usable = 0;    // of those, what a cgroup CPU quota lets it use
     std::size_t sharers = 0;   // ranks on this node whose masks overlap this one, itself included
     std::size_t workers = 0;   // this rank's share of mask_cpus, at least 1
 };
@@ -66,7 +73,12 @@ inline cpu_share rank_cpu_share(MPI_Comm comm) {
             ++position;
     }
     const auto cpus = static_cast<std::size_t>(CPU_COUNT(&mine));
-    return {cpus, sharers, share_of(cpus, sharers, position)};
+    // Without FJ_WORKERS, default_worker_count() is the mask lowered to the quota. With it set,
+    // the caller sizes the pool from FJ_WORKERS and this share is only reported (and
+    // default_worker_count() would answer FJ_WORKERS, or throw for a malformed one).
+    const std::size_t usable =
+        std::getenv("FJ_WORKERS") != nullptr ? cpus : std::min(cpus, fj::default_worker_count());
+    return {cpus, usable, sharers, share_of(usable, sharers, position)};
 }
 
 } // namespace rank_workers
