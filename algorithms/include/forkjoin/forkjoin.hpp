@@ -3,6 +3,8 @@
 
 #include <forkjoin/async.hpp>
 #include <forkjoin/blocked_range.hpp>
+#include <forkjoin/blocked_range2d.hpp>
+#include <forkjoin/blocked_range3d.hpp>
 #include <forkjoin/blocking.hpp>
 #include <forkjoin/errors.hpp>
 #include <forkjoin/future.hpp>
@@ -13,6 +15,7 @@
 #include <forkjoin/parallel_reduce.hpp>
 #include <forkjoin/profile.hpp>
 #include <forkjoin/promise.hpp>
+#include <forkjoin/range.hpp>
 #include <forkjoin/scheduler.hpp>
 #include <forkjoin/shared_future.hpp>
 #include <forkjoin/stats.hpp>

@@ -28,7 +28,9 @@
 #include "detail/index_space.hpp"
 #include "detail/loop_driver.hpp"
 #include "detail/loop_options.hpp"
+#include "detail/range_driver.hpp"
 #include "grain.hpp"
+#include "range.hpp"
 
 #include <concepts>
 #include <cstddef>
@@ -67,22 +69,33 @@ void parallel_for_indices(scheduler& sched, const index_space<Index>& space,
     run_loop("fj::parallel_for", sched, space.count, options.grain, options.stop, leaf);
 }
 
-template <std::integral Index, class Body>
-void parallel_for_blocks(scheduler& sched, const blocked_range<Index>& range,
+template <class Value, class Body>
+void parallel_for_blocks(scheduler& sched, const blocked_range<Value>& range,
                          const std::stop_token& stop, Body& body) {
     ext::check_callable(body);
-    using U = std::make_unsigned_t<Index>;
     auto leaf = [&](std::size_t lo, std::size_t hi, loop_failure& failure) {
-        const auto at = [&](std::size_t k) {
-            return static_cast<Index>(static_cast<U>(range.begin()) + static_cast<U>(k));
-        };
         try {
-            ext::invoke(body, blocked_range<Index>(at(lo), at(hi)));
+            blocked_range<Value> piece(range.at(lo), range.at(hi));
+            ext::invoke(body, piece); // an lvalue: bodies may take R, const R& or R&
         } catch (...) {
             failure.record(lo, std::current_exception());
         }
     };
     run_loop("fj::parallel_for", sched, range.size(), range.grain(), stop, leaf);
+}
+
+template <class Range, class Body>
+void parallel_for_range(scheduler& sched, const Range& range, const std::stop_token& stop,
+                        Body& body) {
+    ext::check_callable(body);
+    loop_failure failure;
+    range_splitter<Range> splitter(sched, failure);
+    auto work = [&] {
+        Range whole(range);
+        for_range(splitter, whole, body, 0, 0);
+        return true;
+    };
+    run_tracked("fj::parallel_for", sched, stop, failure, false, work);
 }
 
 template <std::random_access_iterator It, class Fn>
@@ -103,9 +116,12 @@ void parallel_for_each_impl(scheduler& sched, It first, It last, const loop_opti
     run_loop("fj::parallel_for_each", sched, n, options.grain, options.stop, leaf);
 }
 
-// A blocked range carries its grain; a separate fj::grain would be ambiguous.
+// A range carries its grain; a separate fj::grain would be ambiguous.
 template <class... Opts>
 inline constexpr bool no_grain_option = count_of<grain, Opts...> == 0;
+
+template <class Body, class Range>
+inline constexpr bool range_body = std::invocable<Body&, Range&>;
 
 } // namespace detail
 
@@ -143,22 +159,25 @@ void parallel_for(A first, B last, Step step, Body&& body, Opts&&... options) {
     parallel_for(current_scheduler(), first, last, step, body, std::forward<Opts>(options)...);
 }
 
-// --- parallel_for over a blocked range -----------------------------------------------------------
+// --- parallel_for over a range (blocked_range, blocked_range2d/3d, or a user's) ----------------
 
-template <std::integral Index, class Body, detail::loop_option... Opts>
-requires std::invocable<Body&, blocked_range<Index>>
-void parallel_for(scheduler& sched, const blocked_range<Index>& range, Body&& body,
-                  Opts&&... options) {
+template <splittable_range Range, class Body, detail::loop_option... Opts>
+void parallel_for(scheduler& sched, const Range& range, Body&& body, Opts&&... options) {
+    static_assert(detail::range_body<Body, Range>,
+                  "fj::parallel_for(range, body): body must be callable with the range, as "
+                  "body(r) for a parameter of type R, const R& or R& where R is the range's type");
     static_assert(detail::no_grain_option<Opts...>,
-                  "fj::parallel_for: a blocked_range carries its own grain; write "
+                  "fj::parallel_for: a range carries its own grain; write "
                   "fj::blocked_range<T>{begin, end, grain} instead of passing fj::grain");
-    detail::parallel_for_blocks(
-        sched, range, detail::make_loop_options(std::forward<Opts>(options)...).stop, body);
+    const std::stop_token stop = detail::make_loop_options(std::forward<Opts>(options)...).stop;
+    if constexpr (detail::is_blocked_range<Range>)
+        detail::parallel_for_blocks(sched, range, stop, body);
+    else
+        detail::parallel_for_range(sched, range, stop, body);
 }
 
-template <std::integral Index, class Body, detail::loop_option... Opts>
-requires std::invocable<Body&, blocked_range<Index>>
-void parallel_for(const blocked_range<Index>& range, Body&& body, Opts&&... options) {
+template <splittable_range Range, class Body, detail::loop_option... Opts>
+void parallel_for(const Range& range, Body&& body, Opts&&... options) {
     parallel_for(current_scheduler(), range, body, std::forward<Opts>(options)...);
 }
 

@@ -23,8 +23,10 @@
 #include "blocked_range.hpp"
 #include "detail/index_space.hpp"
 #include "detail/loop_options.hpp"
+#include "detail/range_driver.hpp"
 #include "detail/reduce_tree.hpp"
 #include "grain.hpp"
+#include "range.hpp"
 
 #include <concepts>
 #include <cstddef>
@@ -66,19 +68,16 @@ T parallel_reduce_indices(scheduler& sched, const index_space<Index>& space,
                       identity, leaf, reduce);
 }
 
-template <std::integral Index, class T, class Chunk, class Reduce>
-T parallel_reduce_blocks(scheduler& sched, const blocked_range<Index>& range,
+template <class Value, class T, class Chunk, class Reduce>
+T parallel_reduce_blocks(scheduler& sched, const blocked_range<Value>& range,
                          const std::stop_token& stop, const T& identity, Chunk& chunk,
                          Reduce& reduce) {
     ext::check_callable(chunk);
     ext::check_callable(reduce);
-    using U = std::make_unsigned_t<Index>;
     auto leaf = [&](std::size_t lo, std::size_t hi, loop_failure& failure) -> T {
-        const auto at = [&](std::size_t k) {
-            return static_cast<Index>(static_cast<U>(range.begin()) + static_cast<U>(k));
-        };
         try {
-            return ext::invoke(chunk, blocked_range<Index>(at(lo), at(hi)), T(identity));
+            blocked_range<Value> piece(range.at(lo), range.at(hi));
+            return ext::invoke(chunk, piece, T(identity));
         } catch (...) {
             failure.record(lo, std::current_exception());
             return identity;
@@ -87,6 +86,36 @@ T parallel_reduce_blocks(scheduler& sched, const blocked_range<Index>& range,
     return run_reduce("fj::parallel_reduce", sched, range.size(), range.grain(), stop, identity,
                       leaf, reduce);
 }
+
+template <class Range, class T, class Chunk, class Reduce>
+T parallel_reduce_range(scheduler& sched, const Range& range, const std::stop_token& stop,
+                        const T& identity, Chunk& chunk, Reduce& reduce) {
+    ext::check_callable(chunk);
+    ext::check_callable(reduce);
+    loop_failure failure;
+    range_reduce_tree<T, Range, Chunk, Reduce> tree(sched, identity, chunk, reduce, failure);
+    auto work = [&]() -> T {
+        Range whole(range);
+        return tree.run(whole, 0, 0);
+    };
+    return run_tracked("fj::parallel_reduce", sched, stop, failure, identity, work);
+}
+
+template <class Range, class Body>
+void parallel_reduce_body(scheduler& sched, const Range& range, const std::stop_token& stop,
+                          Body& body) {
+    loop_failure failure;
+    range_splitter<Range> splitter(sched, failure);
+    auto work = [&] {
+        Range whole(range);
+        reduce_range(splitter, whole, body, 0, 0);
+        return true;
+    };
+    run_tracked("fj::parallel_reduce", sched, stop, failure, false, work);
+}
+
+template <class Chunk, class Range, class T>
+inline constexpr bool range_chunk = std::invocable<Chunk&, Range&, T>;
 
 template <std::random_access_iterator It, class T, class Map, class Reduce>
 T parallel_reduce_iterators(scheduler& sched, It first, It last, const loop_options& options,
@@ -139,30 +168,67 @@ requires std::invocable<Map&, detail::loop_index_t<A, B>> &&
                            std::forward<Opts>(options)...);
 }
 
-// --- over a blocked range: chunk(subrange, acc) folds a subrange into acc and returns it ---------
+// --- over a range: chunk(piece, acc) folds a piece into acc and returns it ----------------------
+// A blocked_range is split at offsets (the tree depends on its size and grain); any other range
+// is split while is_divisible() (the tree depends on the range alone). Deterministic either way.
 
-template <std::integral Index, class T, class Chunk, class Reduce, detail::loop_option... Opts>
-requires std::invocable<Chunk&, blocked_range<Index>, std::decay_t<T>> &&
-    detail::reduces_with<std::decay_t<T>, Reduce, std::decay_t<T>>
-        std::decay_t<T> parallel_reduce(scheduler& sched, const blocked_range<Index>& range,
-                                        T&& identity, Chunk&& chunk, Reduce&& reduce,
-                                        Opts&&... options) {
+template <splittable_range Range, class T, class Chunk, class Reduce, detail::loop_option... Opts>
+std::decay_t<T> parallel_reduce(scheduler& sched, const Range& range, T&& identity, Chunk&& chunk,
+                                Reduce&& reduce, Opts&&... options) {
+    using V = std::decay_t<T>;
+    static_assert(detail::range_chunk<Chunk, Range, V>,
+                  "fj::parallel_reduce(range, identity, chunk, reduce): chunk must be callable as "
+                  "chunk(piece, acc) with piece of the range's type and acc of the identity's "
+                  "type, returning the new acc");
+    static_assert(detail::reduces_with<V, Reduce, V>,
+                  "fj::parallel_reduce(range, identity, chunk, reduce): reduce(a, b) must take two "
+                  "values of the identity's type and return one");
     static_assert(detail::count_of<grain, Opts...> == 0,
-                  "fj::parallel_reduce: a blocked_range carries its own grain; write "
+                  "fj::parallel_reduce: a range carries its own grain; write "
                   "fj::blocked_range<T>{begin, end, grain} instead of passing fj::grain");
-    const std::decay_t<T> id(std::forward<T>(identity));
-    return detail::parallel_reduce_blocks(
-        sched, range, detail::make_loop_options(std::forward<Opts>(options)...).stop, id, chunk,
-        reduce);
+    const V id(std::forward<T>(identity));
+    const std::stop_token stop = detail::make_loop_options(std::forward<Opts>(options)...).stop;
+    if constexpr (detail::is_blocked_range<Range>)
+        return detail::parallel_reduce_blocks(sched, range, stop, id, chunk, reduce);
+    else
+        return detail::parallel_reduce_range(sched, range, stop, id, chunk, reduce);
 }
 
-template <std::integral Index, class T, class Chunk, class Reduce, detail::loop_option... Opts>
-requires std::invocable<Chunk&, blocked_range<Index>, std::decay_t<T>> &&
-    detail::reduces_with<std::decay_t<T>, Reduce, std::decay_t<T>>
-        std::decay_t<T> parallel_reduce(const blocked_range<Index>& range, T&& identity,
-                                        Chunk&& chunk, Reduce&& reduce, Opts&&... options) {
+template <splittable_range Range, class T, class Chunk, class Reduce, detail::loop_option... Opts>
+std::decay_t<T> parallel_reduce(const Range& range, T&& identity, Chunk&& chunk, Reduce&& reduce,
+                                Opts&&... options) {
     return parallel_reduce(current_scheduler(), range, std::forward<T>(identity), chunk, reduce,
                            std::forward<Opts>(options)...);
+}
+
+// --- body style (oneTBB's imperative form): body(piece) accumulates, Body(body, fj::split) makes
+// a body for a stolen piece, body.join(other) merges the one split from it. Not deterministic:
+// how pieces are grouped into bodies depends on stealing. The result is left in `body`.
+
+template <splittable_range Range, class Body, detail::loop_option... Opts>
+requires(!std::is_const_v<Body>) void parallel_reduce(scheduler& sched, const Range& range,
+                                                      Body& body, Opts&&... options) {
+    static_assert(std::invocable<Body&, Range&>,
+                  "fj::parallel_reduce(range, body): body must be callable as body(piece) with a "
+                  "piece of the range's type (R, const R& or R&)");
+    static_assert(std::constructible_from<Body, Body&, split>,
+                  "fj::parallel_reduce(range, body): Body needs a splitting constructor "
+                  "Body(Body& other, fj::split)");
+    static_assert(
+        requires(Body & a, Body & b) { a.join(b); },
+        "fj::parallel_reduce(range, body): Body needs a member join(Body& other) that "
+        "merges what `other` accumulated into *this");
+    static_assert(detail::count_of<grain, Opts...> == 0,
+                  "fj::parallel_reduce: a range carries its own grain; write "
+                  "fj::blocked_range<T>{begin, end, grain} instead of passing fj::grain");
+    detail::parallel_reduce_body(
+        sched, range, detail::make_loop_options(std::forward<Opts>(options)...).stop, body);
+}
+
+template <splittable_range Range, class Body, detail::loop_option... Opts>
+requires(!std::is_const_v<Body>) void parallel_reduce(const Range& range, Body& body,
+                                                      Opts&&... options) {
+    parallel_reduce(current_scheduler(), range, body, std::forward<Opts>(options)...);
 }
 
 // --- over random-access iterators: map(element) --------------------------------------------------
