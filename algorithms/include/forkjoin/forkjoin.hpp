@@ -4,6 +4,8 @@
 #include <forkjoin/async.hpp>
 #include <forkjoin/blocked_range.hpp>
 #include <forkjoin/blocking.hpp>
+#include <forkjoin/combinable.hpp>
+#include <forkjoin/enumerable_thread_specific.hpp>
 #include <forkjoin/errors.hpp>
 #include <forkjoin/future.hpp>
 #include <forkjoin/grain.hpp>
@@ -11,6 +13,7 @@
 #include <forkjoin/parallel_for.hpp>
 #include <forkjoin/parallel_invoke.hpp>
 #include <forkjoin/parallel_reduce.hpp>
+#include <forkjoin/parallel_scan.hpp>
 #include <forkjoin/profile.hpp>
 #include <forkjoin/promise.hpp>
 #include <forkjoin/scheduler.hpp>
