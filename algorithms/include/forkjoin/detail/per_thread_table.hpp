@@ -70,7 +70,9 @@ private:
 
 template <class T>
 class per_thread_table {
-    struct alignas(k_cache_line) alignas(T) element {
+    // One alignas with the larger value: g++ 12 keeps only the last of several alignas.
+    static constexpr std::size_t k_align = alignof(T) > k_cache_line ? alignof(T) : k_cache_line;
+    struct alignas(k_align) element {
         explicit element(const element_maker<T>& maker) : value(maker.make()) {}
         T value;
         element* next = nullptr; // older elements; immutable once the element is on the list
