@@ -113,7 +113,7 @@ public:
             return m_table.make_detached();
         T result = *it;
         for (++it; it != end(); ++it)
-            result = ext::invoke(op, std::as_const(result), *it);
+            result = static_cast<T>(ext::invoke(op, std::as_const(result), *it));
         return result;
     }
 

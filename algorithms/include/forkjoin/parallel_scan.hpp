@@ -107,7 +107,7 @@ public:
             It it = at(m_first, lo);
             T acc(*it);
             for (++k, ++it; k < hi; ++k, ++it)
-                acc = ext::invoke(m_op, std::as_const(acc), *it);
+                acc = static_cast<T>(ext::invoke(m_op, std::as_const(acc), *it));
             return acc;
         } catch (...) {
             failure.record(k, std::current_exception());
@@ -131,11 +131,11 @@ public:
             for (; k < hi; ++k, ++it, ++out) {
                 if constexpr (Exclusive) {
                     // Read element k before writing out[k]: they may be the same object.
-                    T next(ext::invoke(m_op, std::as_const(*acc), *it));
+                    T next(static_cast<T>(ext::invoke(m_op, std::as_const(*acc), *it)));
                     *out = *acc;
                     *acc = std::move(next);
                 } else {
-                    *acc = ext::invoke(m_op, std::as_const(*acc), *it);
+                    *acc = static_cast<T>(ext::invoke(m_op, std::as_const(*acc), *it));
                     *out = *acc;
                 }
             }

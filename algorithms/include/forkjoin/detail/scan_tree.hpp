@@ -117,8 +117,8 @@ private:
                 if (carry == nullptr)
                     right_carry.emplace(*m_slots[m - 1]);
                 else
-                    right_carry.emplace(
-                        ext::invoke(m_combine, *carry, std::as_const(*m_slots[m - 1])));
+                    right_carry.emplace(static_cast<T>(
+                        ext::invoke(m_combine, *carry, std::as_const(*m_slots[m - 1]))));
             } catch (...) {
                 m_failure.record(start(m), std::current_exception());
             }
