@@ -6,6 +6,8 @@
 #include <forkjoin/blocked_range2d.hpp>
 #include <forkjoin/blocked_range3d.hpp>
 #include <forkjoin/blocking.hpp>
+#include <forkjoin/combinable.hpp>
+#include <forkjoin/enumerable_thread_specific.hpp>
 #include <forkjoin/errors.hpp>
 #include <forkjoin/future.hpp>
 #include <forkjoin/grain.hpp>
@@ -13,6 +15,7 @@
 #include <forkjoin/parallel_for.hpp>
 #include <forkjoin/parallel_invoke.hpp>
 #include <forkjoin/parallel_reduce.hpp>
+#include <forkjoin/parallel_scan.hpp>
 #include <forkjoin/profile.hpp>
 #include <forkjoin/promise.hpp>
 #include <forkjoin/range.hpp>

@@ -1,0 +1,330 @@
+// Deterministic parallel prefix scans: fj::inclusive_scan and fj::exclusive_scan in the STL's
+// shape, and fj::parallel_scan in oneTBB's functional shape.
+//
+//   fj::inclusive_scan(v.begin(), v.end(), out.begin());                  // out[i] = v[0]+...+v[i]
+//   fj::inclusive_scan(v.begin(), v.end(), out.begin(), op);
+//   fj::inclusive_scan(v.begin(), v.end(), out.begin(), op, init);        // init op v[0] op ...
+//   fj::exclusive_scan(v.begin(), v.end(), out.begin(), init);            // out[i] =
+//   init+...+v[i-1] fj::exclusive_scan(v.begin(), v.end(), out.begin(), init, op); T total =
+//   fj::parallel_scan(fj::blocked_range<std::size_t>{0, n}, identity,
+//       [&](const fj::blocked_range<std::size_t>& r, T sum, bool is_final) {
+//           for (auto i = r.begin(); i != r.end(); ++i) {
+//               sum = sum + in[i];
+//               if (is_final) out[i] = sum;
+//           }
+//           return sum;
+//       },
+//       [](const T& left, const T& right) { return left + right; });
+//
+// Each form also takes a fj::scheduler& first, and the iterator forms an fj::grain last (the most
+// elements in a block). Both iterators are random access (every block writes its own part of the
+// output); out == first (in place) works, other overlaps do not. The forms return the output's
+// end, parallel_scan the total (identity for an empty range).
+//
+// Types, as the STL's parallel overloads: without init the value type is the input's; with init,
+// init's (decayed). op(T, element) and op(T, T) must give a T, and T must be constructible from
+// an element (a block's sum starts from its first element). op must be associative; it need not
+// be commutative: operands always keep their order.
+//
+// Work-efficient two passes on a fixed tree (detail/scan_tree.hpp): fold each block, then scan
+// each block from the fold of everything before it. The blocks and the combine order depend only
+// on the size and the grain (default: about 1024 blocks of at least 1024 elements), so the
+// results are bit-identical for any worker count and steal pattern (floating point included), as
+// parallel_reduce's are. They may differ in the last bits from a serial std::inclusive_scan,
+// which adds in one long chain. About twice the serial scan's memory traffic: it pays off from
+// two workers on.
+//
+// parallel_scan: the body is called once per block with is_final == false (the pre-scan: return
+// the block's fold of `sum`; the outputs are not written) and once with is_final == true (the
+// final scan: write the outputs and return the running value), as oneTBB's body; the last block is
+// only final-scanned. `sum` is identity for the first block. combine(left, right) joins block sums
+// in order. The blocks come from the range's grain if it has one.
+//
+// Exceptions: the lowest position that throws wins, as in the other loops (a combine counts at
+// the first element it brings in); blocks above it are cancelled, and the outputs below its block
+// are written. A reversed range, a zero grain or an empty callable throw std::invalid_argument.
+#pragma once
+
+#include "blocked_range.hpp"
+#include "detail/index_space.hpp"
+#include "detail/scan_tree.hpp"
+#include "grain.hpp"
+
+#include <concepts>
+#include <cstddef>
+#include <exception>
+#include <iterator>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include <forkjoin/async.hpp>
+#include <forkjoin/extension.hpp>
+
+namespace fj {
+
+namespace detail {
+
+// std::plus<> without <functional>, which the algorithms keep out of users' translation units.
+struct scan_plus {
+    template <class A, class B>
+    constexpr auto operator()(A&& a, B&& b) const
+        -> decltype(std::forward<A>(a) + std::forward<B>(b)) {
+        return std::forward<A>(a) + std::forward<B>(b);
+    }
+};
+
+template <class Op, class T, class It>
+concept scan_op = std::constructible_from<T, std::iter_reference_t<It>> &&
+    std::convertible_to<std::invoke_result_t<Op&, const T&, std::iter_reference_t<It>>, T> &&
+    std::convertible_to<std::invoke_result_t<Op&, const T&, const T&>, T>;
+
+template <class Out, class T>
+concept scan_output = std::random_access_iterator<Out> && std::indirectly_writable<Out, T&>;
+
+// At most one trailing fj::grain.
+template <class... G>
+concept grain_tail = sizeof...(G) <= 1 && (std::same_as<std::remove_cvref_t<G>, fj::grain> && ...);
+
+template <class... G>
+std::size_t grain_of(const G&... g) noexcept {
+    if constexpr (sizeof...(G) == 0)
+        return 0;
+    else
+        return (g.value, ...);
+}
+
+// The iterator scans over element offsets. Exclusive: out[k] is the value before element k.
+template <class T, class It, class Out, class Op, bool Exclusive>
+class iterator_scan_leaves {
+public:
+    iterator_scan_leaves(It first, Out out, Op& op) noexcept
+        : m_first(first), m_out(out), m_op(op) {}
+
+    std::optional<T> sum(std::size_t lo, std::size_t hi, loop_failure& failure) {
+        std::size_t k = lo;
+        try {
+            It it = at(m_first, lo);
+            T acc(*it);
+            for (++k, ++it; k < hi; ++k, ++it)
+                acc = static_cast<T>(ext::invoke(m_op, std::as_const(acc), *it));
+            return acc;
+        } catch (...) {
+            failure.record(k, std::current_exception());
+            return std::nullopt;
+        }
+    }
+
+    std::optional<T> scan(std::size_t lo, std::size_t hi, const T* carry, loop_failure& failure) {
+        std::size_t k = lo;
+        try {
+            It it = at(m_first, lo);
+            Out out = at(m_out, lo);
+            std::optional<T> acc;
+            if (carry != nullptr) {
+                acc.emplace(*carry);
+            } else { // the first block of an inclusive scan without init: no carry
+                acc.emplace(*it);
+                *out = *acc;
+                ++k, ++it, ++out;
+            }
+            for (; k < hi; ++k, ++it, ++out) {
+                if constexpr (Exclusive) {
+                    // Read element k before writing out[k]: they may be the same object.
+                    T next(static_cast<T>(ext::invoke(m_op, std::as_const(*acc), *it)));
+                    *out = *acc;
+                    *acc = std::move(next);
+                } else {
+                    *acc = static_cast<T>(ext::invoke(m_op, std::as_const(*acc), *it));
+                    *out = *acc;
+                }
+            }
+            return acc;
+        } catch (...) {
+            failure.record(k, std::current_exception());
+            return std::nullopt;
+        }
+    }
+
+private:
+    template <class I>
+    static I at(I base, std::size_t k) {
+        return base + static_cast<std::iter_difference_t<I>>(k);
+    }
+
+    It m_first;
+    Out m_out;
+    Op& m_op;
+};
+
+template <class T, class It, class Out, class Op, bool Exclusive>
+Out iterator_scan(scheduler& sched, const char* who, It first, It last, Out out, Op& op,
+                  const T* init, std::size_t grain) {
+    const std::size_t n = iterator_distance(who, first, last);
+    ext::check_callable(op);
+    iterator_scan_leaves<T, It, Out, Op, Exclusive> leaves(first, out, op);
+    (void)run_scan<T>(sched, n, grain, init, leaves, op);
+    return out + static_cast<std::iter_difference_t<Out>>(n);
+}
+
+template <std::integral Index, class T, class Body>
+class range_scan_leaves {
+public:
+    range_scan_leaves(const blocked_range<Index>& range, const T& identity, Body& body) noexcept
+        : m_range(range), m_identity(identity), m_body(body) {}
+
+    std::optional<T> sum(std::size_t lo, std::size_t hi, loop_failure& failure) {
+        return call(lo, hi, m_identity, false, failure);
+    }
+    std::optional<T> scan(std::size_t lo, std::size_t hi, const T* carry, loop_failure& failure) {
+        return call(lo, hi, carry != nullptr ? *carry : m_identity, true, failure);
+    }
+
+private:
+    std::optional<T> call(std::size_t lo, std::size_t hi, const T& sum, bool is_final,
+                          loop_failure& failure) {
+        using U = std::make_unsigned_t<Index>;
+        const auto at = [&](std::size_t k) {
+            return static_cast<Index>(static_cast<U>(m_range.begin()) + static_cast<U>(k));
+        };
+        try {
+            return T(ext::invoke(m_body, blocked_range<Index>(at(lo), at(hi)), sum, is_final));
+        } catch (...) {
+            failure.record(lo, std::current_exception());
+            return std::nullopt;
+        }
+    }
+
+    const blocked_range<Index>& m_range;
+    const T& m_identity;
+    Body& m_body;
+};
+
+} // namespace detail
+
+// --- inclusive_scan ------------------------------------------------------------------------------
+
+template <std::random_access_iterator It, class Out, class... G>
+requires detail::scan_output<Out, std::iter_value_t<It>> && detail::grain_tail<G...> &&
+    detail::scan_op<detail::scan_plus, std::iter_value_t<It>, It>
+        Out inclusive_scan(scheduler& sched, It first, It last, Out out, G... g) {
+    detail::scan_plus op;
+    return detail::iterator_scan<std::iter_value_t<It>, It, Out, detail::scan_plus, false>(
+        sched, "fj::inclusive_scan", first, last, out, op, nullptr, detail::grain_of(g...));
+}
+
+template <std::random_access_iterator It, class Out, class Op, class... G>
+requires detail::scan_output<Out, std::iter_value_t<It>> && detail::grain_tail<G...> &&
+    detail::scan_op<Op, std::iter_value_t<It>, It>
+        Out inclusive_scan(scheduler& sched, It first, It last, Out out, Op&& op, G... g) {
+    return detail::iterator_scan<std::iter_value_t<It>, It, Out, Op, false>(
+        sched, "fj::inclusive_scan", first, last, out, op, nullptr, detail::grain_of(g...));
+}
+
+template <std::random_access_iterator It, class Out, class Op, class T, class... G>
+requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
+    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
+        Op, std::decay_t<T>, It> Out
+    inclusive_scan(scheduler& sched, It first, It last, Out out, Op&& op, T&& init, G... g) {
+    const std::decay_t<T> carry(std::forward<T>(init));
+    return detail::iterator_scan<std::decay_t<T>, It, Out, Op, false>(
+        sched, "fj::inclusive_scan", first, last, out, op, &carry, detail::grain_of(g...));
+}
+
+template <std::random_access_iterator It, class Out, class... G>
+requires detail::scan_output<Out, std::iter_value_t<It>> && detail::grain_tail<G...> &&
+    detail::scan_op<detail::scan_plus, std::iter_value_t<It>, It>
+        Out inclusive_scan(It first, It last, Out out, G... g) {
+    return fj::inclusive_scan(current_scheduler(), first, last, out, g...);
+}
+
+template <std::random_access_iterator It, class Out, class Op, class... G>
+requires detail::scan_output<Out, std::iter_value_t<It>> && detail::grain_tail<G...> &&
+    detail::scan_op<Op, std::iter_value_t<It>, It>
+        Out inclusive_scan(It first, It last, Out out, Op&& op, G... g) {
+    return fj::inclusive_scan(current_scheduler(), first, last, out, op, g...);
+}
+
+template <std::random_access_iterator It, class Out, class Op, class T, class... G>
+requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
+    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
+        Op, std::decay_t<T>, It> Out
+    inclusive_scan(It first, It last, Out out, Op&& op, T&& init, G... g) {
+    return fj::inclusive_scan(current_scheduler(), first, last, out, op, std::forward<T>(init),
+                              g...);
+}
+
+// --- exclusive_scan ------------------------------------------------------------------------------
+
+template <std::random_access_iterator It, class Out, class T, class Op, class... G>
+requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
+    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
+        Op, std::decay_t<T>, It> Out
+    exclusive_scan(scheduler& sched, It first, It last, Out out, T&& init, Op&& op, G... g) {
+    const std::decay_t<T> carry(std::forward<T>(init));
+    return detail::iterator_scan<std::decay_t<T>, It, Out, Op, true>(
+        sched, "fj::exclusive_scan", first, last, out, op, &carry, detail::grain_of(g...));
+}
+
+template <std::random_access_iterator It, class Out, class T, class... G>
+requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
+    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
+        detail::scan_plus, std::decay_t<T>, It> Out
+    exclusive_scan(scheduler& sched, It first, It last, Out out, T&& init, G... g) {
+    return fj::exclusive_scan(sched, first, last, out, std::forward<T>(init), detail::scan_plus{},
+                              g...);
+}
+
+template <std::random_access_iterator It, class Out, class T, class Op, class... G>
+requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
+    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
+        Op, std::decay_t<T>, It> Out
+    exclusive_scan(It first, It last, Out out, T&& init, Op&& op, G... g) {
+    return fj::exclusive_scan(current_scheduler(), first, last, out, std::forward<T>(init), op,
+                              g...);
+}
+
+template <std::random_access_iterator It, class Out, class T, class... G>
+requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
+    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
+        detail::scan_plus, std::decay_t<T>, It> Out
+    exclusive_scan(It first, It last, Out out, T&& init, G... g) {
+    return fj::exclusive_scan(current_scheduler(), first, last, out, std::forward<T>(init),
+                              detail::scan_plus{}, g...);
+}
+
+// --- parallel_scan: oneTBB's functional form
+// ------------------------------------------------------
+
+template <std::integral Index, class T, class Body, class Combine>
+requires std::convertible_to < std::invoke_result_t < Body&, const blocked_range<Index>
+&, const std::decay_t<T>&, bool >,
+    std::decay_t < T >>
+        &&std::convertible_to<
+            std::invoke_result_t<Combine&, const std::decay_t<T>&, const std::decay_t<T>&>,
+            std::decay_t<T>>
+            std::decay_t<T> parallel_scan(scheduler& sched, const blocked_range<Index>& range,
+                                          T&& identity, Body&& body, Combine&& combine) {
+    using V = std::decay_t<T>;
+    ext::check_callable(body);
+    ext::check_callable(combine);
+    const V id(std::forward<T>(identity));
+    detail::range_scan_leaves<Index, V, std::remove_reference_t<Body>> leaves(range, id, body);
+    std::optional<V> total =
+        detail::run_scan<V>(sched, range.size(), range.grain(), &id, leaves, combine);
+    return total ? std::move(*total) : id;
+}
+
+template <std::integral Index, class T, class Body, class Combine>
+requires std::convertible_to < std::invoke_result_t < Body&, const blocked_range<Index>
+&, const std::decay_t<T>&, bool >,
+    std::decay_t < T >>
+        &&std::convertible_to<
+            std::invoke_result_t<Combine&, const std::decay_t<T>&, const std::decay_t<T>&>,
+            std::decay_t<T>>
+            std::decay_t<T> parallel_scan(const blocked_range<Index>& range, T&& identity,
+                                          Body&& body, Combine&& combine) {
+    return fj::parallel_scan(current_scheduler(), range, std::forward<T>(identity), body, combine);
+}
+
+} // namespace fj

@@ -1,0 +1,71 @@
+// The workloads of storage_bench (docs/performance.md#scan-and-per-thread-storage), shared by the
+// forkjoin driver and the oneTBB competitor file:
+//
+//   scan       an inclusive prefix sum of n doubles in [0, 1). Checked against the serial
+//              std::inclusive_scan to a relative 1e-9 (the parallel scans add in another order).
+//   histogram  n keys into 256 bins, one per-thread histogram (a combinable of 256 counters) with
+//              local() called for every key, then combined. Checked exactly against the serial
+//              count.
+//
+// A competitor makes a runner for a worker count; the runner keeps its pool between rounds, so
+// the driver can interleave the rounds of every runner.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fj_perf {
+
+constexpr std::size_t k_scan_n = 20'000'000;
+constexpr std::size_t k_histogram_n = 20'000'000;
+constexpr std::size_t k_bins = 256;
+
+using histogram = std::array<std::uint64_t, k_bins>;
+
+inline std::vector<double> scan_input(std::size_t n) {
+    std::vector<double> v(n);
+    std::uint64_t x = 88172645463325252ull;
+    for (auto& d : v) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        d = static_cast<double>(x >> 11) * 0x1.0p-53;
+    }
+    return v;
+}
+
+inline std::vector<std::uint32_t> histogram_keys(std::size_t n) {
+    std::vector<std::uint32_t> keys(n);
+    std::uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (auto& k : keys) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        k = static_cast<std::uint32_t>(x % k_bins);
+    }
+    return keys;
+}
+
+class storage_runner {
+public:
+    virtual ~storage_runner() = default;
+    virtual void scan(const std::vector<double>& in, std::vector<double>& out) = 0;
+    virtual histogram count(const std::vector<std::uint32_t>& keys) = 0;
+};
+
+struct storage_competitor {
+    std::string name;
+    std::unique_ptr<storage_runner> (*make)(int workers);
+};
+
+inline std::vector<storage_competitor>& storage_competitors() {
+    static std::vector<storage_competitor> table;
+    return table;
+}
+
+struct storage_registrar {
+    explicit storage_registrar(storage_competitor c) {
+        storage_competitors().push_back(std::move(c));
+    }
+};
+
+} // namespace fj_perf
