@@ -9,6 +9,7 @@
 #include <forkjoin/combinable.hpp>
 #include <forkjoin/enumerable_thread_specific.hpp>
 #include <forkjoin/errors.hpp>
+#include <forkjoin/feeder.hpp>
 #include <forkjoin/future.hpp>
 #include <forkjoin/grain.hpp>
 #include <forkjoin/options.hpp>

@@ -6,6 +6,9 @@
 //   fj::parallel_for(0, n, body, stop_source.get_token());  // stoppable (see below)
 //   fj::parallel_for(fj::blocked_range<int>{0, n}, [&](fj::blocked_range<int> r) { ... });
 //   fj::parallel_for_each(v.begin(), v.end(), [](auto& x) { x *= 2; });
+//   fj::parallel_for_each(list.begin(), list.end(), [](node* n, fj::feeder<node*>& more) {
+//       for (node* c : n->children) more.add(c);            // input/forward iterators, a feeder
+//   });
 //
 // Each form also takes a fj::scheduler& first; without it the current scheduler runs the loop.
 // The index type is the common type of first and last. Splitting is recursive fork/join, adaptive
@@ -21,14 +24,18 @@
 //
 // Exceptions: a body that throws cancels the bodies above it that have not started; bodies below
 // it still run. The exception rethrown is the lowest-index one, as in a serial loop (for blocked
-// ranges: from the lowest chunk that threw). A body's exception outranks a stop request.
+// ranges: from the lowest chunk that threw). A body's exception outranks a stop request. The task
+// form of parallel_for_each (input or forward iterators, or a feeder) rethrows the first exception
+// in time, as fj::task_group does, and skips the items not started.
 #pragma once
 
 #include "blocked_range.hpp"
+#include "detail/for_each_tasks.hpp"
 #include "detail/index_space.hpp"
 #include "detail/loop_driver.hpp"
 #include "detail/loop_options.hpp"
 #include "detail/range_driver.hpp"
+#include "feeder.hpp"
 #include "grain.hpp"
 #include "range.hpp"
 
@@ -181,19 +188,33 @@ void parallel_for(const Range& range, Body&& body, Opts&&... options) {
     parallel_for(current_scheduler(), range, body, std::forward<Opts>(options)...);
 }
 
-// --- parallel_for_each over random-access iterators ----------------------------------------------
+// --- parallel_for_each --------------------------------------------------------------------------
+// Random-access iterators with fn(item): cut at offsets like the index loops. Input and forward
+// iterators, or fn(item, fj::feeder<T>&): a task per item (detail/for_each_tasks.hpp).
 
-template <std::random_access_iterator It, class Fn, detail::loop_option... Opts>
-requires std::invocable<Fn&, std::iter_reference_t<It>>
+template <std::input_iterator It, class Fn, detail::loop_option... Opts>
 void parallel_for_each(scheduler& sched, It first, It last, Fn&& fn, Opts&&... options) {
-    detail::parallel_for_each_impl(sched, first, last,
-                                   detail::make_loop_options(std::forward<Opts>(options)...), fn);
+    constexpr bool with_feeder = detail::wants_feeder<Fn, It>;
+    static_assert(with_feeder || std::invocable<Fn&, std::iter_reference_t<It>>,
+                  "fj::parallel_for_each: fn must be callable as fn(*it), or as fn(*it, feeder) "
+                  "with a fj::feeder<T>& for T the iterator's value type");
+    const detail::loop_options o = detail::make_loop_options(std::forward<Opts>(options)...);
+    if constexpr (std::random_access_iterator<It> && !with_feeder) {
+        detail::parallel_for_each_impl(sched, first, last, o, fn);
+    } else {
+        static_assert(detail::no_grain_option<Opts...>,
+                      "fj::parallel_for_each: fj::grain applies to random-access iterators "
+                      "without a feeder; these items run as a task each");
+        if constexpr (std::random_access_iterator<It>)
+            (void)detail::iterator_distance("fj::parallel_for_each", first, last);
+        detail::parallel_for_each_tasks(sched, std::move(first), std::move(last), o.stop, fn);
+    }
 }
 
-template <std::random_access_iterator It, class Fn, detail::loop_option... Opts>
-requires std::invocable<Fn&, std::iter_reference_t<It>>
+template <std::input_iterator It, class Fn, detail::loop_option... Opts>
 void parallel_for_each(It first, It last, Fn&& fn, Opts&&... options) {
-    parallel_for_each(current_scheduler(), first, last, fn, std::forward<Opts>(options)...);
+    parallel_for_each(current_scheduler(), std::move(first), std::move(last), fn,
+                      std::forward<Opts>(options)...);
 }
 
 } // namespace fj
