@@ -103,12 +103,11 @@ private:
         return less(a, c) ? a : (less(b, c) ? c : b);
     }
 
-    // Hoare's partition of [first, last) (more than k_sort_cutoff elements) around the ninther.
-    // Returns where the pivot ends: [first, p) holds no element greater than *p and (p, last) no
-    // element less. Both scans stop at elements equal to the pivot and swap them, so runs of
-    // equal keys (all equal, few distinct values) split in the middle instead of to one side.
-    // The scans are bounded by each other, not by sentinels: a comparator that is not a strict
-    // weak order gives a wrong order, never an access outside the range.
+    // Hoare's partition of [first, last) (more than k_sort_cutoff elements) around the ninther,
+    // with the scans of libstdc++'s std::sort. Returns where the pivot ends: [first, p) holds no
+    // element greater than *p and (p, last) no element less. Both scans stop at elements equal
+    // to the pivot and swap them, so runs of equal keys (all equal, few distinct values) split
+    // in the middle instead of to one side.
     It partition(It first, It last) {
         const auto n = last - first;
         const auto step = n / 8;
@@ -116,26 +115,30 @@ private:
         const It m = median_of_3(median_of_3(first, first + step, first + 2 * step),
                                  median_of_3(mid - step, mid, mid + step),
                                  median_of_3(last - 1 - 2 * step, last - 1 - step, last - 1));
-        std::iter_swap(first, m); // the pivot waits at *first, which neither scan touches
+        std::iter_swap(first, m); // the pivot waits at *first, which neither scan moves
 
-        // Invariant: [first + 1, lo) holds no element greater than the pivot, (hi, last) none
+        // The scans test no bound, for speed (a bound test per step cost 9% of a whole sort of
+        // 10^7 ints at 1 worker): each stops at a sentinel. The first upward scan stops at the
+        // latest at the larger of the two other medians, which is not less than the pivot and lies
+        // in (first, last); every downward scan at the pivot itself; later scans at the elements
+        // the previous swap put behind them. All of which needs comp to be a strict weak order,
+        // as std::sort does.
+        // Invariant: [first + 1, lo) holds no element greater than the pivot, [hi, last) none
         // less.
         It lo = first + 1;
-        It hi = last - 1;
+        It hi = last;
         for (;;) {
-            while (lo <= hi && less(lo, first))
+            while (less(lo, first))
                 ++lo;
-            while (lo <= hi && less(first, hi))
+            --hi;
+            while (less(first, hi))
                 --hi;
-            // Either lo > hi, or lo == hi and *lo is neither less nor greater than the pivot: in
-            // both cases [lo, last) holds no element less than it.
-            if (lo >= hi)
+            if (!(lo < hi))
                 break;
             std::iter_swap(lo, hi);
             ++lo;
-            --hi;
         }
-        const It p = lo - 1;
+        const It p = lo - 1; // not greater than the pivot, or first itself
         std::iter_swap(first, p);
         return p;
     }
