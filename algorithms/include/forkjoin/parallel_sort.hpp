@@ -14,7 +14,7 @@
 // The algorithm: parallel quicksort. A range above the cutoff is partitioned around the median of
 // nine samples (Tukey's ninther), then both sides are sorted by fj::join; at or below the cutoff,
 // std::sort. It sorts in place (no buffer, no allocation) and does the same comparisons and swaps
-// a serial quicksort does, so on one worker it costs what std::sort costs. What limits the
+// a serial quicksort does, so on one worker it costs about what std::sort costs. What limits the
 // speed-up is the partition of the whole range, which one thread does before any parallelism
 // starts (about 1/log2(n) of the work); on a few cores that costs less than the extra pass over
 // memory of every level of a parallel merge sort (docs/performance.md#parallel-sort). A depth
@@ -117,12 +117,12 @@ private:
                                  median_of_3(last - 1 - 2 * step, last - 1 - step, last - 1));
         std::iter_swap(first, m); // the pivot waits at *first, which neither scan moves
 
-        // The scans test no bound, for speed (a bound test per step cost 9% of a whole sort of
-        // 10^7 ints at 1 worker): each stops at a sentinel. The first upward scan stops at the
-        // latest at the larger of the two other medians, which is not less than the pivot and lies
-        // in (first, last); every downward scan at the pivot itself; later scans at the elements
-        // the previous swap put behind them. All of which needs comp to be a strict weak order,
-        // as std::sort does.
+        // The scans test no bound, as std::sort's do not: this loop is the part of the sort that
+        // runs before any parallelism, so it is kept as lean as std::sort's. Each scan stops at a
+        // sentinel. The first upward scan stops at the latest at the larger of the two other
+        // medians, which is not less than the pivot and lies in (first, last); every downward
+        // scan at the pivot itself; later scans at the elements the previous swap put behind
+        // them. All of which needs comp to be a strict weak order, as std::sort does.
         // Invariant: [first + 1, lo) holds no element greater than the pivot, [hi, last) none
         // less.
         It lo = first + 1;
