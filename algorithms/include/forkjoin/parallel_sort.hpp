@@ -54,7 +54,7 @@ struct sort_less {
     constexpr bool operator()(const A& a, const B& b) const { return static_cast<bool>(a < b); }
 };
 
-// Ranges at most this long go to std::sort. Sorting 2048 ints takes about 50 µs, so the join
+// Ranges at most this long go to std::sort. Sorting 2048 ints takes about 0.1 ms, so the join
 // that splits off a piece (tens of ns) is noise, while 10^6 elements still make ~500 pieces to
 // balance between workers.
 inline constexpr std::size_t k_sort_cutoff = 2048;
