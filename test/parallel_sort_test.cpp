@@ -26,9 +26,11 @@ namespace {
 
 class parallel_sort_test : public fj_test::workers_test {};
 
-// Around the cutoff (2048: sorted inline at or below it), primes, and 10^6.
+// Around the cutoff (2048: sorted inline at or below it), primes, and 10^6. 300007 is above
+// k_parallel_partition_min at every worker count tested, so the top partitions are split between
+// workers (at 2 or more).
 const std::vector<std::size_t> k_sizes = {
-    0, 1, 2, 3, 7, 31, 2047, 2048, 2049, 4099, 10007, 100003, fj_test::scaled(1'000'000)};
+    0, 1, 2, 3, 7, 31, 2047, 2048, 2049, 4099, 10007, 100003, 300007, fj_test::scaled(1'000'000)};
 
 enum class shape { random, sorted, reversed, all_equal, few_distinct, organ_pipe, sawtooth };
 constexpr std::array k_shapes = {shape::random,    shape::sorted,       shape::reversed,

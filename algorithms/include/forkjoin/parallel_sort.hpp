@@ -15,9 +15,11 @@
 // nine samples (Tukey's ninther), then both sides are sorted by fj::join; at or below the cutoff,
 // std::sort. It sorts in place (no buffer, no allocation) and does the same comparisons and swaps
 // a serial quicksort does, so on one worker it costs about what std::sort costs. What limits the
-// speed-up is the partition of the whole range, which one thread does before any parallelism
-// starts (about 1/log2(n) of the work); on a few cores that costs less than the extra pass over
-// memory of every level of a parallel merge sort (docs/performance.md#parallel-sort). A depth
+// speed-up is the partition of the whole range, before which no piece exists for a second worker
+// (about 1/log2(n) of the work): the top partitions, while fewer pieces than workers exist, are
+// themselves split between the workers (partition_in_parallel). On a few cores that costs less
+// than the extra pass over memory of every level of a parallel merge sort
+// (docs/performance.md#parallel-sort). A depth
 // limit of 2 log2(n) partitions, as in introsort, hands a range that keeps splitting badly to
 // std::sort, which is O(n log n) on its own: never quadratic.
 //
@@ -59,6 +61,11 @@ struct sort_less {
 // balance between workers.
 inline constexpr std::size_t k_sort_cutoff = 2048;
 
+// A partition is split between workers only above this size (a fork per half must be worth it),
+// and only while the range holds more than 1/workers of the whole: below that, the other workers
+// have pieces of their own to sort, and the block swap that joins the halves would be extra work.
+inline constexpr std::size_t k_parallel_partition_min = std::size_t{1} << 16;
+
 // The user's comparator by reference: std::sort copies its comparator freely, and the pieces must
 // all call the one object the caller passed.
 template <class Comp>
@@ -73,7 +80,10 @@ struct comparator_ref {
 template <std::random_access_iterator It, class Comp>
 class quick_sorter {
 public:
-    quick_sorter(scheduler& sched, Comp& comp) noexcept : m_sched(sched), m_less{&comp} {}
+    quick_sorter(scheduler& sched, Comp& comp, std::size_t n) noexcept
+        : m_sched(sched), m_less{&comp},
+          m_parallel_above(std::max(k_parallel_partition_min, n / sched.worker_count())),
+          m_piece(std::max(k_parallel_partition_min / 2, n / (2 * sched.worker_count()))) {}
 
     // budget: how many more partitions may lead here before std::sort takes over.
     void sort(It first, It last, int budget) {
@@ -116,6 +126,11 @@ private:
                                  median_of_3(mid - step, mid, mid + step),
                                  median_of_3(last - 1 - 2 * step, last - 1 - step, last - 1));
         std::iter_swap(first, m); // the pivot waits at *first, which neither scan moves
+        if (static_cast<std::size_t>(n) > m_parallel_above) {
+            const It p = partition_in_parallel(first + 1, last, first) - 1;
+            std::iter_swap(first, p);
+            return p;
+        }
 
         // The scans test no bound, as std::sort's do not: this loop is the part of the sort that
         // runs before any parallelism, so it is kept as lean as std::sort's. Each scan stops at a
@@ -143,8 +158,52 @@ private:
         return p;
     }
 
+    // Partitions [lo, hi) around *pivot, which lies outside it, and returns the cut: [lo, cut)
+    // holds no element greater than the pivot and [cut, hi) none less. The two halves are
+    // partitioned at once, each the same way, which leaves [lo, a) <= | [a, mid) >= |
+    // [mid, b) <= | [b, hi) >=; swapping the shorter of the two middle runs with the far end of
+    // the other joins them. What this saves is the one partition of the whole range that no
+    // other worker can share (docs/algorithms.md#parallel_sort).
+    It partition_in_parallel(It lo, It hi, It pivot) {
+        if (static_cast<std::size_t>(hi - lo) <= m_piece)
+            return partition_piece(lo, hi, pivot);
+        const It mid = lo + (hi - lo) / 2;
+        const auto [a, b] = m_sched.join([&] { return partition_in_parallel(lo, mid, pivot); },
+                                         [&] { return partition_in_parallel(mid, hi, pivot); });
+        const auto greater_left = mid - a; // [a, mid)
+        const auto less_right = b - mid;   // [mid, b)
+        const auto k = std::min(greater_left, less_right);
+        std::swap_ranges(a, a + k, b - k); // disjoint: a + k <= mid <= b - k
+        return a + less_right;
+    }
+
+    // Hoare's partition of one piece around *pivot (outside the piece), with bounded scans: a
+    // piece need not hold a sentinel. Equal elements stop both scans, as in partition().
+    It partition_piece(It lo, It hi, It pivot) {
+        if (lo == hi)
+            return lo;
+        // Invariant: [lo, i) holds no element greater than the pivot, (j, hi) none less.
+        It i = lo;
+        It j = hi - 1;
+        for (;;) {
+            while (i <= j && less(i, pivot))
+                ++i;
+            while (i <= j && less(pivot, j))
+                --j;
+            // Either i > j, or i == j and *i is equivalent to the pivot: [i, hi) holds no
+            // element less than it.
+            if (i >= j)
+                return i;
+            std::iter_swap(i, j);
+            ++i;
+            --j;
+        }
+    }
+
     scheduler& m_sched;
     comparator_ref<Comp> m_less;
+    std::size_t m_parallel_above; // partition() splits ranges larger than this between workers
+    std::size_t m_piece;          // into pieces of at most this many elements
 };
 
 template <std::random_access_iterator It, class Comp>
@@ -155,7 +214,7 @@ void parallel_sort_impl(scheduler& sched, It first, It last, Comp& comp) {
         std::sort(first, last, comparator_ref<Comp>{&comp});
         return;
     }
-    quick_sorter<It, Comp> sorter(sched, comp);
+    quick_sorter<It, Comp> sorter(sched, comp, n);
     const int budget = 2 * (static_cast<int>(std::bit_width(n)) - 1); // introsort's 2 log2(n)
     sched.execute([&] { sorter.sort(first, last, budget); });
 }
