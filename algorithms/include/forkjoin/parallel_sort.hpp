@@ -13,15 +13,15 @@
 //
 // The algorithm: parallel quicksort. A range above the cutoff is partitioned around the median of
 // nine samples (Tukey's ninther), then both sides are sorted by fj::join; at or below the cutoff,
-// std::sort. It sorts in place (no buffer, no allocation) and does the same comparisons and swaps
-// a serial quicksort does, so on one worker it costs about what std::sort costs. What limits the
+// std::sort. It sorts in place (no buffer, no allocation) and does the comparisons and swaps a
+// serial quicksort does, so on one worker it costs about what std::sort costs. What limits the
 // speed-up is the partition of the whole range, before which no piece exists for a second worker
-// (about 1/log2(n) of the work): the top partitions, while fewer pieces than workers exist, are
-// themselves split between the workers (partition_in_parallel). On a few cores that costs less
-// than the extra pass over memory of every level of a parallel merge sort
-// (docs/performance.md#parallel-sort). A depth
-// limit of 2 log2(n) partitions, as in introsort, hands a range that keeps splitting badly to
-// std::sort, which is O(n log n) on its own: never quadratic.
+// (about 1/log2(n) of the work). So while there are fewer pieces than workers, a partition is
+// itself split between them (partition_in_parallel), for one extra swap of at most half the
+// range. On a few cores this costs less than the extra pass over memory that every level of a
+// parallel merge sort makes (docs/performance.md#parallel-sort). A depth limit of 2 log2(n)
+// partitions, as in introsort, hands a range that keeps splitting badly to std::sort, which is
+// O(n log n) on its own: never quadratic.
 //
 // comp is called concurrently from several threads, by reference (it is not copied). A reversed
 // iterator range or a null function pointer comp throws std::invalid_argument before anything
