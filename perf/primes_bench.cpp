@@ -23,7 +23,7 @@ namespace {
 
 using fj_body = fj_perf::sieve_body<fj::blocked_range<long>, fj::split>;
 
-std::function<long(long)> make_fj(int workers) {
+std::function<fj_perf::primes_result(long)> make_fj(int workers) {
     auto pool = std::make_shared<fj::scheduler>(static_cast<std::size_t>(workers));
     return [pool](long n) {
         const long root = fj_perf::isqrt(n);
@@ -31,17 +31,19 @@ std::function<long(long)> make_fj(int workers) {
         fj_body b(primes);
         fj::parallel_reduce(*pool,
                             fj::blocked_range<long>{root + 1, n + 1, fj_perf::k_primes_grain}, b);
-        return static_cast<long>(primes.size()) + b.count();
+        return fj_perf::primes_result{static_cast<long>(primes.size()) + b.count(), b.restarts(),
+                                      b.bodies()};
     };
 }
 
-std::function<long(long)> make_serial(int) {
+std::function<fj_perf::primes_result(long)> make_serial(int) {
     return [](long n) {
         const long root = fj_perf::isqrt(n);
         const std::vector<long> primes = fj_perf::small_primes(root);
         fj_body b(primes);
         b(fj::blocked_range<long>{root + 1, n + 1});
-        return static_cast<long>(primes.size()) + b.count();
+        return fj_perf::primes_result{static_cast<long>(primes.size()) + b.count(), b.restarts(),
+                                      b.bodies()};
     };
 }
 
@@ -78,28 +80,33 @@ int main(int argc, char** argv) {
     const options o = parse(argc, argv);
     std::printf("primes_bench: primes up to %ld, %d paired rounds, load %s\n", o.n, o.rounds,
                 fj_perf::load_average().c_str());
-    const long expected = make_serial(1)(o.n);
+    const long expected = make_serial(1)(o.n).primes;
     std::printf("  %ld primes\n", expected);
     for (const int w : o.workers) {
         std::vector<fj_perf::primes_competitor> all{{"serial", &make_serial}};
         for (const auto& c : fj_perf::primes_competitors())
             all.push_back(c);
-        std::vector<std::function<long(long)>> runs;
+        std::vector<std::function<fj_perf::primes_result(long)>> runs;
         for (const auto& c : all)
             runs.push_back(c.make(w));
         std::vector<std::vector<double>> ms(all.size());
+        std::vector<fj_perf::primes_result> last(all.size());
         for (int r = 0; r < o.rounds; ++r) {
             for (std::size_t k = 0; k < all.size(); ++k) {
                 const std::size_t i = (k + static_cast<std::size_t>(r)) % all.size();
-                long got = 0;
+                fj_perf::primes_result got;
                 ms[i].push_back(fj_perf::seconds_of([&] { got = runs[i](o.n); }) * 1e3);
-                if (got != expected)
-                    throw std::runtime_error(all[i].name + " counted " + std::to_string(got));
+                if (got.primes != expected)
+                    throw std::runtime_error(all[i].name + " counted " +
+                                             std::to_string(got.primes));
+                last[i] = got;
             }
         }
-        std::printf("\n  %d worker%s:\n  %-18s %10s\n", w, w == 1 ? "" : "s", "", "median ms");
+        std::printf("\n  %d worker%s:\n  %-18s %10s %10s %10s\n", w, w == 1 ? "" : "s", "",
+                    "median ms", "bodies", "restarts");
         for (std::size_t i = 0; i < all.size(); ++i)
-            std::printf("  %-18s %10.2f\n", all[i].name.c_str(), fj_perf::median(ms[i]));
+            std::printf("  %-18s %10.2f %10ld %10ld\n", all[i].name.c_str(), fj_perf::median(ms[i]),
+                        last[i].bodies, last[i].restarts);
         for (std::size_t i = 0; i < all.size(); ++i)
             for (std::size_t j = 0; j < all.size(); ++j) {
                 if (i == j || all[i].name == "serial")

@@ -64,9 +64,15 @@ public:
         m_position = hi;
     }
 
-    void join(sieve_body& other) { m_count += other.m_count; }
+    void join(sieve_body& other) {
+        m_count += other.m_count;
+        m_restarts += other.m_restarts;
+        m_bodies += other.m_bodies;
+    }
     long count() const { return m_count; }
+    // Pieces that did not continue the body's previous one, and bodies made, joined in.
     long restarts() const { return m_restarts; }
+    long bodies() const { return m_bodies; }
 
 private:
     void restart(long lo) {
@@ -98,13 +104,21 @@ private:
     long m_position = -1;
     long m_count = 0;
     long m_restarts = 0;
+    long m_bodies = 1;
+};
+
+// One count: the primes, and how the runtime grouped the pieces into bodies.
+struct primes_result {
+    long primes = 0;
+    long restarts = 0;
+    long bodies = 0;
 };
 
 // A runtime's entry: make(workers) returns a counter (primes up to n) whose pool lives as long as
 // it does, so that rounds of different runtimes can be interleaved.
 struct primes_competitor {
     std::string name;
-    std::function<std::function<long(long n)>(int workers)> make;
+    std::function<std::function<primes_result(long n)>(int workers)> make;
 };
 
 inline std::vector<primes_competitor>& primes_competitors() {

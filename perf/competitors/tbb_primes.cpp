@@ -12,7 +12,7 @@ namespace {
 
 using body = fj_perf::sieve_body<tbb::blocked_range<long>, tbb::split>;
 
-std::function<long(long)> make(int workers) {
+std::function<fj_perf::primes_result(long)> make(int workers) {
     auto arena = std::make_shared<tbb::task_arena>(workers);
     return [arena](long n) {
         const long root = fj_perf::isqrt(n);
@@ -22,7 +22,8 @@ std::function<long(long)> make(int workers) {
             tbb::parallel_reduce(tbb::blocked_range<long>(root + 1, n + 1, fj_perf::k_primes_grain),
                                  b);
         });
-        return static_cast<long>(primes.size()) + b.count();
+        return fj_perf::primes_result{static_cast<long>(primes.size()) + b.count(), b.restarts(),
+                                      b.bodies()};
     };
 }
 

@@ -148,6 +148,29 @@ private:
     detail::future_state<T>* m_state = nullptr;
 };
 
+namespace detail {
+
+// Friend of future<T>: lets the composition code (then, when_all, when_any, share) reach the
+// state. Defined here, before the includes below, so that whichever of those headers a file
+// includes first, future_access is complete where they use it.
+struct future_access {
+    template <class T>
+    static future_state<T>* state(const future<T>& f) noexcept {
+        return f.m_state;
+    }
+    // Takes the state out of f without giving up the interest in it: the caller now owns it.
+    template <class T>
+    static future_state<T>* take(future<T>& f) noexcept {
+        return std::exchange(f.m_state, nullptr);
+    }
+    template <class T>
+    static future<T> make(future_state<T>* s) noexcept {
+        return future<T>(s);
+    }
+};
+
+} // namespace detail
+
 } // namespace fj
 
 #include "detail/then.hpp"

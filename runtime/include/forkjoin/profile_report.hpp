@@ -16,7 +16,9 @@ struct profile_report {
 
     // T1 / T∞: the most workers that can be kept busy on average.
     double parallelism() const noexcept {
-        return span.count() > 0 ? static_cast<double>(work.count()) / span.count() : 0.0;
+        return span.count() > 0
+                   ? static_cast<double>(work.count()) / static_cast<double>(span.count())
+                   : 0.0;
     }
     // The best speed-up over a serial run possible on `workers` workers: min(P, T1 / T∞).
     double speedup_bound(std::size_t workers) const noexcept {
@@ -26,7 +28,8 @@ struct profile_report {
     // The speed-up a greedy scheduler guarantees, overheads aside (Brent): T1 / (T1/P + T∞).
     double greedy_speedup(std::size_t workers) const noexcept {
         const double t1 = static_cast<double>(work.count());
-        const double denominator = t1 / static_cast<double>(workers) + span.count();
+        const double denominator =
+            t1 / static_cast<double>(workers) + static_cast<double>(span.count());
         return denominator > 0 ? t1 / denominator : 0.0;
     }
 };

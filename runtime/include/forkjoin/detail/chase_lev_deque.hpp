@@ -157,12 +157,13 @@ private:
             : mask(capacity - 1), slots(new std::atomic<T>[static_cast<std::size_t>(capacity)]),
               retired(older) {}
         // Slots are atomics so a thief reading a slot the owner is rewriting is not a data race;
-        // relaxed suffices because bottom/ring publication carries the ordering.
+        // relaxed suffices because bottom/ring publication carries the ordering. i & mask is in
+        // [0, capacity) for any i, negative included, so the index cast is exact.
         T get(std::int64_t i) const noexcept {
-            return slots[i & mask].load(std::memory_order_relaxed);
+            return slots[static_cast<std::size_t>(i & mask)].load(std::memory_order_relaxed);
         }
         void put(std::int64_t i, T v) noexcept {
-            slots[i & mask].store(v, std::memory_order_relaxed);
+            slots[static_cast<std::size_t>(i & mask)].store(v, std::memory_order_relaxed);
         }
 
         std::int64_t mask;
