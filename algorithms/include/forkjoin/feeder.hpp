@@ -19,7 +19,7 @@ public:
 
 protected:
     using add_fn = void (*)(void* context, Item&& item);
-    feeder(void* context, add_fn add) noexcept : m_context(context), m_add(add) {}
+    feeder(void* context, add_fn adder) noexcept : m_context(context), m_add(adder) {}
     ~feeder() = default;
 
 private:
