@@ -94,9 +94,9 @@ TEST_P(pipeline_stress_test, random_pipelines) {
     const fj::filter_mode modes[] = {fj::filter_mode::parallel, fj::filter_mode::serial_in_order,
                                      fj::filter_mode::serial_out_of_order};
     std::size_t completed = 0, stopped = 0, failed = 0;
-    for (std::size_t round = 0; round < scaled(2000); ++round) {
+    for (std::size_t round = 0; round < scaled(1200); ++round) {
         round_state r;
-        r.items = random.below(3000);
+        r.items = random.below(fj_test::k_sanitized ? 800 : 3000);
         const std::size_t middles = random.below(5);
         const std::size_t stages = middles + 2; // input, middles, output
         const std::size_t tokens =
