@@ -16,6 +16,7 @@
 #include "pipeline_stage.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -60,7 +61,7 @@ public:
         // A stop request cancels the group: tasks not started are skipped (their tokens die with
         // them) and running ones stop at their next stage boundary.
         std::optional<std::stop_callback<canceller>> on_stop;
-        on_stop.emplace(m_stop, canceller{&m_group});
+        on_stop.emplace(m_stop, canceller{this});
         m_in_flight = 1; // step 1: the first token, admitted before any task exists
         try {
             spawn(token_ptr(pipeline_token::make(m_layout)));
@@ -76,9 +77,20 @@ public:
 
 private:
     struct canceller {
-        task_group* group;
-        void operator()() const noexcept { group->cancel(); }
+        pipeline_run* run;
+        void operator()() const noexcept { run->stop_all(); }
     };
+
+    // A failure or a stop: the group skips the tasks not started, and running ones read
+    // m_stopping at their next stage boundary.
+    void stop_all() noexcept {
+        m_stopping.store(true, std::memory_order_relaxed);
+        m_group.cancel();
+    }
+
+    // relaxed: a hint; a task that misses it runs one more stage, and the group's cancel flag
+    // (set with it) keeps tasks not yet started from starting.
+    bool stopping() const noexcept { return m_stopping.load(std::memory_order_relaxed); }
 
     // A serial stage's state, on its own cache line: different stages are entered by different
     // workers at once.
@@ -100,11 +112,20 @@ private:
     // A task: carries one token as far as it can. Returns when the token is parked, retired, or
     // the run is cancelled; loops back to the input when the token is reused for a new item.
     void drive(token_ptr t) {
+        try {
+            carry(t);
+        } catch (...) {
+            stop_all();
+            throw; // the group keeps the first exception for wait()
+        }
+    }
+
+    void carry(token_ptr& t) {
         for (;;) {
             if (t->stage == 0 && !fetch(t))
                 return;
             for (; t->stage < m_stages.size(); ++t->stage) {
-                if (m_group.is_canceling()) // a failure or a stop: drop the item (step 6)
+                if (stopping()) // a failure or a stop: drop the item (step 6)
                     return;
                 serial_stage* s = m_serial[t->stage].get();
                 if (s != nullptr && !std::exchange(t->holds_stage, false) && !enter(*s, t))
@@ -122,7 +143,7 @@ private:
     // passes the role on: to a new task with a fresh token if another item may be in flight,
     // else to the next task that retires an item.
     bool fetch(token_ptr& t) {
-        if (m_group.is_canceling())
+        if (stopping())
             return false;
         m_stages[0]->run(*t, m_flow);
         if (flow_access::stopped(m_flow)) {
@@ -216,6 +237,9 @@ private:
 
     task_group m_group; // after the buffers: destroyed first (it has been waited for)
     std::stop_token m_stop;
+    // On its own cache line: read before every stage, written only to stop. The group's own
+    // flag shares a line with its task count, which every task start and end writes.
+    alignas(64) std::atomic<bool> m_stopping{false};
 };
 
 } // namespace fj::detail
