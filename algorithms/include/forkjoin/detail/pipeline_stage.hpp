@@ -83,9 +83,11 @@ public:
         return value;
     }
 
-    template <class T, class... Args>
-    void put(Args&&... args) {
-        ::new (m_item) T(std::forward<Args>(args)...);
+    // Constructs the item of type T from make()'s result, in place: a make() that returns a T
+    // by value is elided into the storage, so no item is moved on the way out of a stage.
+    template <class T, class Make>
+    void emplace(Make&& make) {
+        ::new (m_item) T(std::forward<Make>(make)());
         m_destroy = [](void* p) noexcept { std::launder(static_cast<T*>(p))->~T(); };
     }
 
@@ -169,16 +171,17 @@ public:
             if constexpr (std::is_void_v<Out>) {
                 ext::invoke(m_fn, fc);
             } else {
-                Out value(ext::invoke(m_fn, fc));
-                if (!flow_access::stopped(fc))
-                    t.put<Out>(std::move(value));
+                t.emplace<Out>([&]() -> decltype(auto) { return ext::invoke(m_fn, fc); });
+                if (flow_access::stopped(fc))
+                    t.clear(); // the value returned with stop() is not an item
             }
         } else {
             In in = t.template take<In>(); // the token is empty while the callable runs
             if constexpr (std::is_void_v<Out>)
                 ext::invoke(m_fn, std::move(in));
             else
-                t.put<Out>(ext::invoke(m_fn, std::move(in)));
+                t.emplace<Out>(
+                    [&]() -> decltype(auto) { return ext::invoke(m_fn, std::move(in)); });
         }
     }
 
