@@ -98,6 +98,19 @@ TEST_P(parallel_pipeline_test, runs_from_inside_a_task_and_on_the_current_schedu
     EXPECT_EQ(out, square_serially(text));
 }
 
+TEST_P(parallel_pipeline_test, pipelines_run_concurrently_from_tasks_of_one_pool) {
+    fj::scheduler pool = make_pool();
+    std::vector<std::string> texts, outs(8);
+    for (std::size_t k = 0; k < outs.size(); ++k)
+        texts.push_back(numbers_text(500 + 300 * k));
+    fj::parallel_for(
+        pool, std::size_t{0}, outs.size(),
+        [&](std::size_t k) { outs[k] = square_in_pipeline(pool, 1 + k % 4, texts[k]); },
+        fj::grain{1});
+    for (std::size_t k = 0; k < outs.size(); ++k)
+        EXPECT_EQ(outs[k], square_serially(texts[k])) << "pipeline " << k;
+}
+
 // --- Order, exclusion and the token limit -------------------------------------------------------
 
 struct checked_run {
