@@ -15,6 +15,7 @@
 #include <forkjoin/options.hpp>
 #include <forkjoin/parallel_for.hpp>
 #include <forkjoin/parallel_invoke.hpp>
+#include <forkjoin/parallel_pipeline.hpp>
 #include <forkjoin/parallel_reduce.hpp>
 #include <forkjoin/parallel_scan.hpp>
 #include <forkjoin/parallel_sort.hpp>
