@@ -1,7 +1,7 @@
 // oneTBB's square example as a pipeline (pipeline_workload.hpp): fj::parallel_pipeline against
 // tbb::parallel_pipeline and a serial loop, on the plain square (about 100 ns of stage work per
 // item, so the pipeline's own cost shows) and with a few microseconds of work per item in the
-// parallel stage (docs/performance.md#pipeline).
+// parallel stage (docs/performance-algorithms.md#pipeline).
 //
 //   pipeline_bench [--rounds 11] [--workers 1,2] [--n 1000000] [--heavy-n 100000]
 //                  [--work 3000] [--tokens 8]

@@ -1,6 +1,6 @@
 // oneTBB's primes example, ported the natural way: a segmented sieve as an imperative reduction
 // body (primes_workload.hpp), with fj::parallel_reduce(range, body) against oneTBB's
-// parallel_reduce(range, body) and one body run serially, in one run (docs/performance.md#primes).
+// parallel_reduce(range, body) and one body run serially, in one run (docs/performance-algorithms.md#primes).
 //
 //   primes_bench [--rounds 11] [--workers 1,2] [--n 200000000]
 //

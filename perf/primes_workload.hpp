@@ -1,5 +1,5 @@
 // Counting primes with a segmented sieve written as oneTBB's imperative reduction body: the
-// shape of oneTBB's primes example (docs/performance.md#primes), shared by forkjoin and oneTBB.
+// shape of oneTBB's primes example (docs/performance-algorithms.md#primes), shared by forkjoin and oneTBB.
 //
 // The body keeps state between the pieces it is given: for each small prime, the next multiple
 // to strike. A piece that starts where the body's previous piece ended goes on with it; any other

@@ -1,6 +1,6 @@
 // storage_bench: fj::inclusive_scan against oneTBB's tbb::parallel_scan and the serial
 // std::inclusive_scan, and fj::combinable against tbb::combinable on a histogram with local()
-// per key (storage_workloads.hpp; docs/performance.md#scan-and-per-thread-storage).
+// per key (storage_workloads.hpp; docs/performance-algorithms.md#scan-and-per-thread-storage).
 //
 //   storage_bench [--rounds 9] [--workers 1,2] [--n 20000000] [--only scan,histogram]
 //

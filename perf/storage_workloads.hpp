@@ -1,4 +1,4 @@
-// The workloads of storage_bench (docs/performance.md#scan-and-per-thread-storage), shared by the
+// The workloads of storage_bench (docs/performance-algorithms.md#scan-and-per-thread-storage), shared by the
 // forkjoin driver and the oneTBB competitor file:
 //
 //   scan       an inclusive prefix sum of n doubles in [0, 1). Checked against the serial
