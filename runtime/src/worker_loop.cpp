@@ -11,7 +11,8 @@
 //   4. the injection queue.
 // Idle workers spin for options().spin_before_sleep, then sleep on the event count
 // (docs/design.md#sleep); in a pool with more workers than CPUs they spin only while the awake
-// workers fit on the CPUs, and sleep with a timeout (docs/design.md#crowded). The shutdown sequence is in pool.cpp and docs/design.md#shutdown.
+// workers fit on the CPUs, and sleep with a timeout (docs/design.md#crowded).
+// The shutdown sequence is in pool.cpp and docs/design.md#shutdown.
 #include "worker_loop.hpp"
 
 #include "crowding.hpp"
