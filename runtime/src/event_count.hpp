@@ -48,16 +48,17 @@ public:
 
     // Blocks until a notify after the prepare_wait() that returned `k`.
     void commit_wait(key k) {
-        wait_for_new_epoch(k, [this](std::unique_lock<std::mutex>& lock) {
+        (void)wait_for_new_epoch(k, [this](std::unique_lock<std::mutex>& lock) {
             m_cv.wait(lock);
             return true;
         });
     }
 
     // As commit_wait(), but also returns at `deadline` without a notify. The caller treats that
-    // like a wake-up with nothing to do: it re-checks and may wait again.
-    void commit_wait_until(key k, std::chrono::steady_clock::time_point deadline) {
-        wait_for_new_epoch(k, [this, deadline](std::unique_lock<std::mutex>& lock) {
+    // like a wake-up with nothing to do: it re-checks and may wait again. Returns false when the
+    // deadline passed with no notify since prepare_wait().
+    bool commit_wait_until(key k, std::chrono::steady_clock::time_point deadline) {
+        return wait_for_new_epoch(k, [this, deadline](std::unique_lock<std::mutex>& lock) {
             return m_cv.wait_until(lock, deadline) == std::cv_status::no_timeout;
         });
     }
@@ -69,19 +70,24 @@ public:
 
 private:
     // Blocks in `wait_once(lock)` until the epoch moves past the one prepare_wait() returned in
-    // `k`, or wait_once returns false (a timeout); then leaves the waiter count.
+    // `k`, or wait_once returns false (a timeout); then leaves the waiter count. Returns whether
+    // the epoch moved.
     template <class WaitOnce>
-    void wait_for_new_epoch(key k, WaitOnce wait_once) {
+    bool wait_for_new_epoch(key k, WaitOnce wait_once) {
         const std::uint32_t epoch = sleep_word::epoch_of(k);
+        bool notified = true;
         {
             std::unique_lock lock(m_mutex);
             // The epoch is re-read under the mutex, and notifiers bump it before taking the mutex,
             // so a notify cannot slip between this check and the wait.
             while (m_word.epoch() == epoch)
-                if (!wait_once(lock))
+                if (!wait_once(lock)) {
+                    notified = m_word.epoch() != epoch;
                     break;
+                }
         }
         m_word.cancel_wait(); // the same relaxed decrement: leaving after the wait
+        return notified;
     }
 
     void notify(bool all) noexcept {

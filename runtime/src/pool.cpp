@@ -14,6 +14,7 @@
 // stop before its task ran) or threw.
 #include "pool.hpp"
 
+#include "crowding.hpp"
 #include "observe.hpp"
 #include "overflow_handler.hpp"
 #include "parking.hpp"
@@ -22,6 +23,7 @@
 #include "system.hpp"
 #include "worker_loop.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <pthread.h>
@@ -98,6 +100,11 @@ pool::pool(fj::scheduler& handle, const scheduler_options& options, std::uint64_
     for (std::size_t i = 0; i < m_worker_count; ++i)
         m_workers.add(std::make_unique<worker>(this, i, m_options.initial_deque_capacity));
     m_active.store(static_cast<std::uint32_t>(m_worker_count), std::memory_order_relaxed);
+    m_cgroup_limit = process_cgroup_cpu_limit();
+    m_cpus.store(static_cast<std::uint32_t>(usable_cpus(affinity_cpu_count(), m_cgroup_limit)),
+                 std::memory_order_relaxed);
+    m_cpus_read_at.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                         std::memory_order_relaxed);
     // Per-slot state for spares too: they run tasks that park like any worker's.
     m_parking = make_parking_lot(m_options, m_worker_count + m_options.max_spare_workers);
     if (m_options.max_spare_workers != 0)
@@ -224,8 +231,18 @@ void rescuer_deleter::operator()(rescuer* r) const noexcept {
     delete r;
 }
 
+// Called by publish_work() on a worker of the pool that has just pushed onto its own deque or
+// resumable slot, when the sleeper count was not zero.
 void wake_one_sleeper(pool_core& core) noexcept {
-    pool_of(core).m_sleep.notify_one();
+    pool& p = pool_of(core);
+    // A crowded pool (docs/design.md#crowded): with the CPUs all taken by awake workers, a woken
+    // sleeper would only take a CPU from one of them. The pusher is awake and takes the item
+    // itself (its join pops it, its loop looks at its own deque and slot first); a sleeper's
+    // timed sleep covers a pusher that blocks in the kernel first.
+    if (awake_fill_cpus(p.m_worker_count, p.m_sleepers.waiters(),
+                        p.m_cpus.load(std::memory_order_relaxed)))
+        return;
+    p.m_sleep.notify_one();
 }
 
 } // namespace fj::detail

@@ -4,6 +4,7 @@
 // lifecycle (pool.cpp) are functions over it.
 #pragma once
 
+#include "cpu_quota.hpp"
 #include "event_count.hpp"
 #include "injection_queue.hpp"
 #include "worker_set.hpp"
@@ -57,6 +58,13 @@ struct pool final : pool_core {
     // submitted to the pool is a root of, null unless it profiles its whole run.
     std::unique_ptr<trace_session, trace_session_deleter> m_trace;
     std::shared_ptr<profile_region> m_whole_run_profile;
+    // The CPUs the pool's workers may run on (docs/design.md#crowded): the affinity mask's count
+    // lowered to the cgroup quota read at start. A worker going idle re-reads the mask every
+    // k_cpus_recheck (m_cpus_read_at, steady_clock ticks). relaxed, both: hints; a stale count
+    // costs a wake-up or some parallelism until the next re-read, never a task.
+    alignas(128) std::atomic<std::uint32_t> m_cpus{1};
+    std::atomic<std::int64_t> m_cpus_read_at{0};
+    cpu_limit m_cgroup_limit;
     // Tasks parked and not yet queued for resumption: pending work the pool must not stop under
     // (the termination invariant, docs/design.md#parking). seq_cst: read by the last worker to
     // go idle in the same single order as m_active.

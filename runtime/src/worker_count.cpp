@@ -25,6 +25,15 @@ std::vector<int> affinity_cpus() {
     return cpus;
 }
 
+std::size_t affinity_cpu_count() noexcept {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0)
+        return 1;
+    const int n = CPU_COUNT(&set);
+    return n > 0 ? static_cast<std::size_t>(n) : 1;
+}
+
 std::size_t parse_worker_count(const char* text) {
     const std::string value = text;
     const auto reject = [&] {

@@ -10,15 +10,19 @@
 //      at top level, a victim's resumable parked task before its deque);
 //   4. the injection queue.
 // Idle workers spin for options().spin_before_sleep, then sleep on the event count
-// (docs/design.md#sleep). The shutdown sequence is in pool.cpp and docs/design.md#shutdown.
+// (docs/design.md#sleep); in a pool with more workers than CPUs they spin only while the awake
+// workers fit on the CPUs, and sleep with a timeout (docs/design.md#crowded).
+// The shutdown sequence is in pool.cpp and docs/design.md#shutdown.
 #include "worker_loop.hpp"
 
+#include "crowding.hpp"
 #include "fiber_switch.hpp"
 #include "guard_registry.hpp"
 #include "observe.hpp"
 #include "overflow_handler.hpp"
 #include "parking.hpp"
 #include "rescue.hpp"
+#include "system.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -224,6 +228,21 @@ bool try_retire(pool& p, worker& w) noexcept {
 // How long an idle spare sleeps before it retires.
 constexpr std::chrono::milliseconds k_spare_idle{100};
 
+// The CPUs p's workers may run on, re-read from the calling worker's affinity mask when the last
+// read is k_cpus_recheck old (docs/design.md#crowded). Of the workers that find it old at once,
+// the one whose compare-exchange moves the time stamp re-reads. relaxed throughout: a hint.
+std::uint32_t current_cpus(pool& p, std::chrono::steady_clock::time_point now) noexcept {
+    const std::int64_t ticks = now.time_since_epoch().count();
+    std::int64_t last = p.m_cpus_read_at.load(std::memory_order_relaxed);
+    if (ticks - last >= std::chrono::steady_clock::duration(k_cpus_recheck).count() &&
+        p.m_cpus_read_at.compare_exchange_strong(last, ticks, std::memory_order_relaxed)) {
+        const std::size_t cpus = usable_cpus(affinity_cpu_count(), p.m_cgroup_limit);
+        p.m_cpus.store(static_cast<std::uint32_t>(cpus), std::memory_order_relaxed);
+        return static_cast<std::uint32_t>(cpus);
+    }
+    return p.m_cpus.load(std::memory_order_relaxed);
+}
+
 } // namespace
 
 // Returns the next task for worker w, sleeping while there is none; nullptr once the scheduler
@@ -236,7 +255,8 @@ constexpr std::chrono::milliseconds k_spare_idle{100};
 // finds the queue closed and every queue empty, no task can ever appear again.
 task* find_work_or_sleep(pool& p, worker& w) {
     const bool spare = is_spare(p, w);
-    bool idle_too_long = false; // a spare slept k_spare_idle without finding work
+    bool idle_too_long = false;       // a spare slept k_spare_idle without finding work
+    auto backstop = k_backstop_first; // a crowded pool's sleep timeout (crowding.hpp)
     for (;;) {
         if (spare) [[unlikely]] {
             if ((idle_too_long || p.m_rescue->retire_requested(w.m_index)) && try_retire(p, w))
@@ -246,15 +266,25 @@ task* find_work_or_sleep(pool& p, worker& w) {
             return t;
 
         // 1. Spin: work often appears within microseconds (a sibling's next fork), and a sleep plus
-        //    a wake-up costs tens of microseconds.
-        const auto spin_until = std::chrono::steady_clock::now() + p.m_options.spin_before_sleep;
+        //    a wake-up costs tens of microseconds. Not while more workers are awake than there
+        //    are CPUs (docs/design.md#crowded): a spinner then runs in place of a worker with
+        //    work, so give that one the CPU instead (yield), look once more and sleep.
+        const auto idle_since = std::chrono::steady_clock::now();
+        const std::uint32_t cpus = current_cpus(p, idle_since);
+        const bool crowded = p.m_worker_count > cpus;
         task* found = nullptr;
-        for (unsigned round = 0; found == nullptr; ++round) {
-            for (int i = 0; i < 32; ++i)
-                cpu_relax();
+        if (crowded && awake_workers(p.m_worker_count, p.m_sleepers.waiters()) > cpus) {
+            std::this_thread::yield();
             found = find_work(p, w, true);
-            if ((round & 15) == 15 && std::chrono::steady_clock::now() >= spin_until)
-                break;
+        } else {
+            const auto spin_until = idle_since + p.m_options.spin_before_sleep;
+            for (unsigned round = 0; found == nullptr; ++round) {
+                for (int i = 0; i < 32; ++i)
+                    cpu_relax();
+                found = find_work(p, w, true);
+                if ((round & 15) == 15 && std::chrono::steady_clock::now() >= spin_until)
+                    break;
+            }
         }
         if (found != nullptr)
             return found;
@@ -294,10 +324,14 @@ task* find_work_or_sleep(pool& p, worker& w) {
         if (w.observed()) [[unlikely]]
             on_sleep_begin(w);
         const auto now = std::chrono::steady_clock::now();
+        bool timed_out = false;
         if (spare)
-            p.m_sleep.commit_wait_until(key, now + k_spare_idle);
+            (void)p.m_sleep.commit_wait_until(key, now + k_spare_idle);
+        else if (crowded) // the backstop: a pusher that skipped waking us may block before it
+                          // takes its work (docs/design.md#crowded)
+            timed_out = !p.m_sleep.commit_wait_until(key, now + backstop);
         else if (timed_sleep)
-            p.m_sleep.commit_wait_until(key, now + k_idle_block_release_period);
+            (void)p.m_sleep.commit_wait_until(key, now + k_idle_block_release_period);
         else
             p.m_sleep.commit_wait(key);
         w.m_stats.wakeups.bump();
@@ -312,6 +346,8 @@ task* find_work_or_sleep(pool& p, worker& w) {
             return nullptr;
         if (spare && std::chrono::steady_clock::now() >= now + k_spare_idle)
             idle_too_long = true;
+        // An idle crowded pool backs off its timed looks; queued work brings them back.
+        backstop = timed_out && !work_visible(p) ? next_backstop(backstop) : k_backstop_first;
     }
 }
 

@@ -30,6 +30,11 @@ public:
         return (m_state.load(std::memory_order_seq_cst) & k_waiter_mask) != 0;
     }
 
+    // How many threads are between prepare_wait() and leaving. relaxed: a hint for how many
+    // workers are awake (docs/design.md#crowded), which may be stale either way at no risk.
+    std::uint32_t waiters() const noexcept {
+        return static_cast<std::uint32_t>(m_state.load(std::memory_order_relaxed) & k_waiter_mask);
+    }
     // acq_rel: the bump is what a sleeper's acquire load in epoch() observes.
     void bump_epoch() noexcept { m_state.fetch_add(k_one_epoch, std::memory_order_acq_rel); }
 
