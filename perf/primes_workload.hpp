@@ -1,5 +1,6 @@
 // Counting primes with a segmented sieve written as oneTBB's imperative reduction body: the
-// shape of oneTBB's primes example (docs/performance-algorithms.md#primes), shared by forkjoin and oneTBB.
+// shape of oneTBB's primes example (docs/performance-algorithms.md#primes), shared by forkjoin and
+// oneTBB.
 //
 // The body keeps state between the pieces it is given: for each small prime, the next multiple
 // to strike. A piece that starts where the body's previous piece ended goes on with it; any other
@@ -83,19 +84,24 @@ private:
         }
     }
 
-    // The primes in [lo, end): strike every multiple of a small prime, count what is left.
+    // The primes in [lo, end): strike every multiple of a small prime, count what is left. Raw
+    // pointers in locals: a byte store may alias anything, so through `this` the compiler would
+    // reload the vectors' pointers after every strike.
     long sieve(long lo, long end) {
         const auto width = static_cast<std::size_t>(end - lo);
-        std::fill(m_window.begin(), m_window.begin() + static_cast<std::ptrdiff_t>(width), 0);
-        for (std::size_t i = 0; i < m_next.size(); ++i) {
-            const long p = (*m_primes)[i];
-            long m = m_next[i];
+        std::uint8_t* const window = m_window.data();
+        long* const next = m_next.data();
+        const long* const primes = m_primes->data();
+        const std::size_t count = m_next.size();
+        std::fill(window, window + width, std::uint8_t{0});
+        for (std::size_t i = 0; i < count; ++i) {
+            const long p = primes[i];
+            long m = next[i];
             for (; m < end; m += p)
-                m_window[static_cast<std::size_t>(m - lo)] = 1;
-            m_next[i] = m;
+                window[m - lo] = 1;
+            next[i] = m;
         }
-        return static_cast<long>(
-            std::count(m_window.begin(), m_window.begin() + static_cast<std::ptrdiff_t>(width), 0));
+        return static_cast<long>(std::count(window, window + width, std::uint8_t{0}));
     }
 
     const std::vector<long>* m_primes;
