@@ -129,4 +129,23 @@ inline std::string fmt(char const* f, double v) {
     return buf;
 }
 
+// Paired ratios: for each pair of rows (a row named "serial" only as the divisor), the per-round
+// ratio row / other, printed as its median and range. ms[i][r] is row i's time in round r.
+inline void print_paired_ratios(const std::vector<std::string>& names,
+                                const std::vector<std::vector<double>>& ms) {
+    for (std::size_t i = 0; i < names.size(); ++i)
+        for (std::size_t j = 0; j < names.size(); ++j) {
+            if (i == j || names[i] == "serial")
+                continue;
+            std::vector<double> ratio;
+            for (std::size_t r = 0; r < ms[i].size() && r < ms[j].size(); ++r)
+                ratio.push_back(ms[i][r] / ms[j][r]);
+            if (ratio.empty())
+                continue;
+            std::sort(ratio.begin(), ratio.end());
+            std::printf("  %s / %s = %.3f (%.3f-%.3f)\n", names[i].c_str(), names[j].c_str(),
+                        median(ratio), ratio.front(), ratio.back());
+        }
+}
+
 } // namespace fj_perf

@@ -124,19 +124,10 @@ void run_case(const options& o, const char* title, int n, int work) {
             const double m = fj_perf::median(ms[i]);
             std::printf("  %-19s %10.2f %12.0f\n", all[i].name.c_str(), m, m * 1e6 / n);
         }
-        for (std::size_t i = 0; i < all.size(); ++i)
-            for (std::size_t j = 0; j < all.size(); ++j) {
-                if (i == j || all[i].name == "serial")
-                    continue;
-                std::vector<double> ratio;
-                for (int r = 0; r < o.rounds; ++r)
-                    ratio.push_back(ms[i][static_cast<std::size_t>(r)] /
-                                    ms[j][static_cast<std::size_t>(r)]);
-                std::sort(ratio.begin(), ratio.end());
-                std::printf("  %s / %s = %.3f (%.3f-%.3f)\n", all[i].name.c_str(),
-                            all[j].name.c_str(), fj_perf::median(ratio), ratio.front(),
-                            ratio.back());
-            }
+        std::vector<std::string> names;
+        for (const auto& c : all)
+            names.push_back(c.name);
+        fj_perf::print_paired_ratios(names, ms);
     }
 }
 

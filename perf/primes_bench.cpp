@@ -1,6 +1,7 @@
 // oneTBB's primes example, ported the natural way: a segmented sieve as an imperative reduction
 // body (primes_workload.hpp), with fj::parallel_reduce(range, body) against oneTBB's
-// parallel_reduce(range, body) and one body run serially, in one run (docs/performance-algorithms.md#primes).
+// parallel_reduce(range, body) and one body run serially, in one run
+// (docs/performance-algorithms.md#primes).
 //
 //   primes_bench [--rounds 11] [--workers 1,2] [--n 200000000]
 //
@@ -107,19 +108,10 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < all.size(); ++i)
             std::printf("  %-18s %10.2f %10ld %10ld\n", all[i].name.c_str(), fj_perf::median(ms[i]),
                         last[i].bodies, last[i].restarts);
-        for (std::size_t i = 0; i < all.size(); ++i)
-            for (std::size_t j = 0; j < all.size(); ++j) {
-                if (i == j || all[i].name == "serial")
-                    continue;
-                std::vector<double> ratio;
-                for (int r = 0; r < o.rounds; ++r)
-                    ratio.push_back(ms[i][static_cast<std::size_t>(r)] /
-                                    ms[j][static_cast<std::size_t>(r)]);
-                std::sort(ratio.begin(), ratio.end());
-                std::printf("  %s / %s = %.3f (%.3f-%.3f)\n", all[i].name.c_str(),
-                            all[j].name.c_str(), fj_perf::median(ratio), ratio.front(),
-                            ratio.back());
-            }
+        std::vector<std::string> names;
+        for (const auto& c : all)
+            names.push_back(c.name);
+        fj_perf::print_paired_ratios(names, ms);
     }
     std::printf("\nload after: %s\n", fj_perf::load_average().c_str());
 }
