@@ -1,5 +1,6 @@
-// How soon a stop request ends a running parallel_for (docs/performance-algorithms.md#cancellation), and what
-// carrying a std::stop_token costs a loop that is never stopped.
+// How soon a stop request ends a running parallel_for
+// (docs/performance-algorithms.md#cancellation), and what carrying a std::stop_token costs a loop
+// that is never stopped.
 //
 //   stop_latency [--rounds 21] [--workers 1,2,4] [--n 100000000]
 //

@@ -1,5 +1,5 @@
-// The workloads of storage_bench (docs/performance-algorithms.md#scan-and-per-thread-storage), shared by the
-// forkjoin driver and the oneTBB competitor file:
+// The workloads of storage_bench (docs/performance-algorithms.md#scan-and-per-thread-storage),
+// shared by the forkjoin driver and the oneTBB competitor file:
 //
 //   scan       an inclusive prefix sum of n doubles in [0, 1). Checked against the serial
 //              std::inclusive_scan to a relative 1e-9 (the parallel scans add in another order).

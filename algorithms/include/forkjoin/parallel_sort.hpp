@@ -19,9 +19,9 @@
 // (about 1/log2(n) of the work). So while there are fewer pieces than workers, a partition is
 // itself split between them (partition_in_parallel), for one extra swap of at most half the
 // range. On a few cores this costs less than the extra pass over memory that every level of a
-// parallel merge sort makes (docs/performance-algorithms.md#parallel-sort). A depth limit of 2 log2(n)
-// partitions, as in introsort, hands a range that keeps splitting badly to std::sort, which is
-// O(n log n) on its own: never quadratic.
+// parallel merge sort makes (docs/performance-algorithms.md#parallel-sort). A depth limit of 2
+// log2(n) partitions, as in introsort, hands a range that keeps splitting badly to std::sort, which
+// is O(n log n) on its own: never quadratic.
 //
 // comp is called concurrently from several threads, by reference (it is not copied). A reversed
 // iterator range or a null function pointer comp throws std::invalid_argument before anything
