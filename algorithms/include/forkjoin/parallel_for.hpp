@@ -102,7 +102,7 @@ void parallel_for_range(scheduler& sched, const Range& range, const std::stop_to
         for_range(splitter, whole, body, 0, 0);
         return true;
     };
-    run_tracked("fj::parallel_for", sched, stop, failure, false, work);
+    run_tracked("fj::parallel_for", sched, stop, failure, false, false, work);
 }
 
 template <std::random_access_iterator It, class Fn>

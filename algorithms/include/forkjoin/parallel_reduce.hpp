@@ -98,7 +98,7 @@ T parallel_reduce_range(scheduler& sched, const Range& range, const std::stop_to
         Range whole(range);
         return tree.run(whole, 0, 0);
     };
-    return run_tracked("fj::parallel_reduce", sched, stop, failure, identity, work);
+    return run_tracked("fj::parallel_reduce", sched, stop, failure, false, identity, work);
 }
 
 template <class Range, class Body>
@@ -111,7 +111,7 @@ void parallel_reduce_body(scheduler& sched, const Range& range, const std::stop_
         reduce_range(splitter, whole, body, 0, 0);
         return true;
     };
-    run_tracked("fj::parallel_reduce", sched, stop, failure, false, work);
+    run_tracked("fj::parallel_reduce", sched, stop, failure, false, false, work);
 }
 
 template <class Chunk, class Range, class T>

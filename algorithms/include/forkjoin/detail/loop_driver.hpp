@@ -15,6 +15,7 @@
 #pragma once
 
 #include "loop_failure.hpp"
+#include "tracked_run.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -100,26 +101,15 @@ template <class Leaf>
 void run_loop(const char* who, fj::scheduler& sched, std::size_t n, std::size_t grain,
               const std::stop_token& stop, Leaf& leaf) {
     loop_failure failure;
-    {
-        // Registered for the whole run: a request runs cancel() on the requesting thread (at once
-        // if it came before), and the destructor waits out a cancel() in progress, so the check
-        // below sees every request made before it.
-        std::stop_callback on_stop(stop, [&failure]() noexcept { failure.cancel(); });
-        if (n != 0 && failure.limit() != 0) {
-            loop_driver<Leaf> driver(sched, leaf, failure);
-            auto run = [&] {
-                if (grain == 0)
-                    driver.run_adaptive(0, n, loop_driver<Leaf>::k_first_chunk);
-                else
-                    driver.run_fixed(0, n, grain);
-            };
-            if (sched.on_worker_thread())
-                run();
-            else
-                sched.submit(run).get(); // off the pool: the whole loop is one task there
-        }
-    }
-    failure.rethrow_if_failed(who);
+    loop_driver<Leaf> driver(sched, leaf, failure);
+    auto work = [&] {
+        if (grain == 0)
+            driver.run_adaptive(0, n, loop_driver<Leaf>::k_first_chunk);
+        else
+            driver.run_fixed(0, n, grain);
+        return true;
+    };
+    run_tracked(who, sched, stop, failure, n == 0, false, work);
 }
 
 } // namespace fj::detail

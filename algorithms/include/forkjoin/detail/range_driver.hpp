@@ -17,6 +17,7 @@
 #pragma once
 
 #include "loop_failure.hpp"
+#include "tracked_run.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -174,22 +175,5 @@ private:
     Reduce& m_reduce;
     loop_failure& m_failure;
 };
-
-// Runs `work` (returning R) on sched with the failure tracker and the stop token wired as in
-// run_loop (loop_driver.hpp): on a worker inline, else as one task; then rethrows the first
-// failure or throws fj::operation_cancelled naming `who`.
-template <class R, class Work>
-R run_tracked(const char* who, fj::scheduler& sched, const std::stop_token& stop,
-              loop_failure& failure, R cancelled_value, Work& work) {
-    const auto run_all = [&]() -> R {
-        std::stop_callback on_stop(stop, [&failure]() noexcept { failure.cancel(); });
-        if (failure.limit() == 0)
-            return cancelled_value;
-        return sched.on_worker_thread() ? work() : sched.submit(work).get();
-    };
-    R result = run_all();
-    failure.rethrow_if_failed(who);
-    return result;
-}
 
 } // namespace fj::detail

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "loop_failure.hpp"
+#include "tracked_run.hpp"
 
 #include <cstddef>
 #include <exception>
@@ -71,19 +72,10 @@ template <class T, class Leaf, class Reduce>
 T run_reduce(const char* who, fj::scheduler& sched, std::size_t n, std::size_t grain,
              const std::stop_token& stop, const T& identity, Leaf& leaf, Reduce& reduce) {
     loop_failure failure;
-    const auto reduce_all = [&]() -> T {
-        // The stop callback lives until every chunk has finished, as in run_loop.
-        std::stop_callback on_stop(stop, [&failure]() noexcept { failure.cancel(); });
-        if (n == 0 || failure.limit() == 0)
-            return identity;
-        reduce_tree<T, Leaf, Reduce> tree(sched, identity, leaf, reduce,
-                                          grain == 0 ? default_reduce_grain(n) : grain, failure);
-        auto run = [&]() -> T { return tree.run(0, n); };
-        return sched.on_worker_thread() ? run() : sched.submit(run).get();
-    };
-    T result = reduce_all();
-    failure.rethrow_if_failed(who);
-    return result;
+    reduce_tree<T, Leaf, Reduce> tree(sched, identity, leaf, reduce,
+                                      grain == 0 ? default_reduce_grain(n) : grain, failure);
+    auto work = [&]() -> T { return tree.run(0, n); };
+    return run_tracked(who, sched, stop, failure, n == 0, identity, work);
 }
 
 } // namespace fj::detail
