@@ -49,6 +49,7 @@
 #include "detail/index_space.hpp"
 #include "detail/scan_tree.hpp"
 #include "grain.hpp"
+#include "parallel_scan_body.hpp" // fj::parallel_scan(range, body), oneTBB's body style
 
 #include <concepts>
 #include <cstddef>
