@@ -66,6 +66,15 @@ concept tagged_scan_body = requires(Body& body, const Range& piece) {
     body(piece, final_scan_tag{});
 };
 
+// Everything parallel_scan(range, body) calls on a body; each part is also asserted on its own,
+// with a message naming it.
+template <class Body, class Range>
+concept scan_body = tagged_scan_body<Body, Range> && std::constructible_from<Body, Body&, split> &&
+    requires(Body& a, Body& b) {
+    a.reverse_join(b);
+    a.assign(b);
+};
+
 template <class Range, class Body>
 void parallel_scan_body(scheduler& sched, const Range& range, const std::stop_token& stop,
                         Body& body) {
@@ -104,8 +113,9 @@ requires(!std::is_const_v<Body>) void parallel_scan(scheduler& sched, const Rang
     static_assert(detail::count_of<grain, Opts...> == 0,
                   "fj::parallel_scan: a range carries its own grain; write "
                   "fj::blocked_range<T>{begin, end, grain} instead of passing fj::grain");
-    detail::parallel_scan_body(
-        sched, range, detail::make_loop_options(std::forward<Opts>(options)...).stop, body);
+    if constexpr (detail::scan_body<Body, Range>) // else only the static_asserts' messages
+        detail::parallel_scan_body(
+            sched, range, detail::make_loop_options(std::forward<Opts>(options)...).stop, body);
 }
 
 template <splittable_range Range, class Body, detail::loop_option... Opts>
