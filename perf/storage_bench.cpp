@@ -1,8 +1,10 @@
 // storage_bench: fj::inclusive_scan against oneTBB's tbb::parallel_scan and the serial
-// std::inclusive_scan, and fj::combinable against tbb::combinable on a histogram with local()
-// per key (storage_workloads.hpp; docs/performance-algorithms.md#scan-and-per-thread-storage).
+// std::inclusive_scan; the body-style fj::parallel_scan(range, body) against
+// tbb::parallel_scan(range, body) with the same body; and fj::combinable against tbb::combinable
+// on a histogram with local() per key (storage_workloads.hpp;
+// docs/performance-algorithms.md#scan-and-per-thread-storage).
 //
-//   storage_bench [--rounds 9] [--workers 1,2] [--n 20000000] [--only scan,histogram]
+//   storage_bench [--rounds 9] [--workers 1,2] [--n 20000000] [--only scan,body_scan,histogram]
 //
 // One run: every runner (serial, then each competitor at each worker count) keeps its pool, and
 // the rounds are interleaved, the start rotating each round, so a slow phase of the machine hits
@@ -31,6 +33,11 @@ public:
     void scan(const std::vector<double>& in, std::vector<double>& out) override {
         std::inclusive_scan(in.begin(), in.end(), out.begin());
     }
+    double body_scan(const std::vector<double>& in, std::vector<double>& out) override {
+        fj_perf::prefix_sum_body body(in.data(), out.data());
+        body(fj::blocked_range<std::size_t>{0, in.size()}, fj::final_scan_tag{});
+        return body.sum;
+    }
     histogram count(const std::vector<std::uint32_t>& keys) override {
         histogram h{};
         for (std::uint32_t k : keys)
@@ -45,6 +52,12 @@ public:
 
     void scan(const std::vector<double>& in, std::vector<double>& out) override {
         fj::inclusive_scan(m_pool, in.begin(), in.end(), out.begin());
+    }
+
+    double body_scan(const std::vector<double>& in, std::vector<double>& out) override {
+        fj_perf::prefix_sum_body body(in.data(), out.data());
+        fj::parallel_scan(m_pool, fj::blocked_range<std::size_t>{0, in.size()}, body);
+        return body.sum;
     }
 
     histogram count(const std::vector<std::uint32_t>& keys) override {
@@ -75,13 +88,14 @@ struct options {
     int rounds = 9;
     std::vector<int> workers{1, 2};
     std::size_t n = fj_perf::k_scan_n;
-    std::vector<std::string> only{"scan", "histogram"};
+    std::vector<std::string> only{"scan", "body_scan", "histogram"};
 };
 
 options parse(int argc, char** argv) {
     const fj_perf::driver_cli cli(
-        "storage_bench", "[--rounds 9] [--workers 1,2] [--n 20000000] [--only scan,histogram]",
-        argc, argv);
+        "storage_bench",
+        "[--rounds 9] [--workers 1,2] [--n 20000000] [--only scan,body_scan,histogram]", argc,
+        argv);
     options o;
     cli.for_each_option([&](const std::string& name, const std::string& value) {
         if (name == "--rounds") {
@@ -159,21 +173,38 @@ int main(int argc, char** argv) {
     const auto wanted = [&](const char* part) {
         return std::find(o.only.begin(), o.only.end(), part) != o.only.end();
     };
-    if (wanted("scan")) {
+    if (wanted("scan") || wanted("body_scan")) {
         const auto in = fj_perf::scan_input(o.n);
         std::vector<double> expected(o.n), out(o.n);
         std::inclusive_scan(in.begin(), in.end(), expected.begin());
-        std::vector<row> rows = make_rows(o);
-        interleave(rows, o.rounds, [&](fj_perf::storage_runner& r) {
-            std::fill(out.begin(), out.end(), -1.0);
-            r.scan(in, out);
+        const auto check = [&](const char* what) {
             for (std::size_t i = 0; i < o.n; i += 1 + o.n / 1000)
                 if (std::abs(out[i] - expected[i]) > 1e-9 * expected[i] + 1e-12)
-                    throw std::runtime_error("scan: wrong result at " + std::to_string(i));
+                    throw std::runtime_error(std::string(what) + ": wrong result at " +
+                                             std::to_string(i));
             if (std::abs(out.back() - expected.back()) > 1e-9 * expected.back())
-                throw std::runtime_error("scan: wrong total");
-        });
-        report("scan (inclusive prefix sum of doubles)", rows);
+                throw std::runtime_error(std::string(what) + ": wrong total");
+        };
+        if (wanted("scan")) {
+            std::vector<row> rows = make_rows(o);
+            interleave(rows, o.rounds, [&](fj_perf::storage_runner& r) {
+                std::fill(out.begin(), out.end(), -1.0);
+                r.scan(in, out);
+                check("scan");
+            });
+            report("scan (inclusive prefix sum of doubles)", rows);
+        }
+        if (wanted("body_scan")) {
+            std::vector<row> rows = make_rows(o);
+            interleave(rows, o.rounds, [&](fj_perf::storage_runner& r) {
+                std::fill(out.begin(), out.end(), -1.0);
+                const double total = r.body_scan(in, out);
+                check("body_scan");
+                if (std::abs(total - expected.back()) > 1e-9 * expected.back())
+                    throw std::runtime_error("body_scan: wrong final state");
+            });
+            report("body_scan (the same prefix-sum body through parallel_scan(range, body))", rows);
+        }
     }
     if (wanted("histogram")) {
         const auto keys = fj_perf::histogram_keys(o.n);

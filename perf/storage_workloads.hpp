@@ -3,6 +3,8 @@
 //
 //   scan       an inclusive prefix sum of n doubles in [0, 1). Checked against the serial
 //              std::inclusive_scan to a relative 1e-9 (the parallel scans add in another order).
+//   body_scan  the same prefix sum through the body-style scan (oneTBB's parallel_scan(range,
+//              body)), one body type for both libraries: prefix_sum_body below. Checked as scan.
 //   histogram  n keys into 256 bins, one per-thread histogram (a combinable of 256 counters) with
 //              local() called for every key, then combined. Checked exactly against the serial
 //              count.
@@ -45,10 +47,36 @@ inline std::vector<std::uint32_t> histogram_keys(std::size_t n) {
     return keys;
 }
 
+// oneTBB's running-sum scan body, as its documentation writes it; the tag, split and range types
+// are template parameters, so fj and oneTBB run this same code. sum: the state.
+struct prefix_sum_body {
+    const double* in;
+    double* out;
+    double sum = 0;
+
+    prefix_sum_body(const double* i, double* o) : in(i), out(o) {}
+    template <class Split>
+    prefix_sum_body(prefix_sum_body& b, Split) : in(b.in), out(b.out) {}
+    template <class Range, class Tag>
+    void operator()(const Range& r, Tag) {
+        double s = sum;
+        for (auto i = r.begin(); i != r.end(); ++i) {
+            s += in[i];
+            if (Tag::is_final_scan())
+                out[i] = s;
+        }
+        sum = s;
+    }
+    void reverse_join(prefix_sum_body& left) { sum = left.sum + sum; }
+    void assign(prefix_sum_body& b) { sum = b.sum; }
+};
+
 class storage_runner {
 public:
     virtual ~storage_runner() = default;
     virtual void scan(const std::vector<double>& in, std::vector<double>& out) = 0;
+    // The body-style scan with prefix_sum_body; returns the body's final state (the total).
+    virtual double body_scan(const std::vector<double>& in, std::vector<double>& out) = 0;
     virtual histogram count(const std::vector<std::uint32_t>& keys) = 0;
 };
 

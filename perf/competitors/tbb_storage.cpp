@@ -1,6 +1,7 @@
-// storage_bench with oneTBB: tbb::parallel_scan in its functional form (a blocked_range with the
-// default grain and partitioner, as its documentation writes it) and tbb::combinable with local()
-// per key under tbb::parallel_for, each in an arena of `workers` slots.
+// storage_bench with oneTBB: tbb::parallel_scan in its functional form and in its body form
+// (fj_perf::prefix_sum_body), each over a blocked_range with the default grain and partitioner, as
+// its documentation writes them, and tbb::combinable with local() per key under
+// tbb::parallel_for, each in an arena of `workers` slots.
 #include "storage_workloads.hpp"
 
 #include <functional>
@@ -31,6 +32,13 @@ public:
                 },
                 std::plus<>{});
         });
+    }
+
+    double body_scan(const std::vector<double>& in, std::vector<double>& out) override {
+        fj_perf::prefix_sum_body body(in.data(), out.data());
+        m_arena.execute(
+            [&] { tbb::parallel_scan(tbb::blocked_range<std::size_t>(0, in.size()), body); });
+        return body.sum;
     }
 
     fj_perf::histogram count(const std::vector<std::uint32_t>& keys) override {
