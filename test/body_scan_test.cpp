@@ -1,8 +1,9 @@
 // The body-style fj::parallel_scan(range, body) (oneTBB's): the serial prefix sum for every size
 // and grain and worker count; every element final-scanned exactly once; one worker final-scans
-// with the user's body alone (no pre-scan, no split); a 2D scan and a user's own range; exceptions
-// from the pre-scan, the final scan, reverse_join and the splitting constructor; stop requests; a
-// stress loop with random grains.
+// with the user's body alone (no pre-scan, no split); a non-commutative state (reverse_join puts
+// the left state first); a 2D scan and a user's own range; exceptions from the pre-scan, the final
+// scan, reverse_join and the splitting constructor; stop requests; a stress loop with random
+// grains.
 #include "support.hpp"
 
 #include <algorithm>
@@ -200,6 +201,56 @@ TEST_P(body_scan_test, a_2d_range_scans_each_column) {
         for (std::size_t x = 0; x < width; ++x)
             EXPECT_EQ(body.sums[x], expected[(height - 1) * width + x]);
     }
+}
+
+// A state whose combination does not commute: the polynomial hash of the prefix,
+// h(x0..xi) = x0*B^i + ... + xi (mod 2^64). reverse_join(left) must put left first.
+struct prefix_hash {
+    static constexpr std::uint64_t k_base = 1'000'003;
+    const std::uint64_t* in;
+    std::uint64_t* out;
+    std::uint64_t hash = 0;
+    std::uint64_t power = 1; // k_base^(elements so far)
+
+    prefix_hash(const std::uint64_t* i, std::uint64_t* o) : in(i), out(o) {}
+    prefix_hash(prefix_hash& b, fj::split) : in(b.in), out(b.out) {}
+    template <class Tag>
+    void operator()(const range1d& r, Tag) {
+        for (std::size_t i = r.begin(); i != r.end(); ++i) {
+            hash = hash * k_base + in[i];
+            power *= k_base;
+            if (Tag::is_final_scan())
+                out[i] = hash;
+        }
+    }
+    void reverse_join(prefix_hash& left) {
+        hash = left.hash * power + hash;
+        power *= left.power;
+    }
+    void assign(prefix_hash& b) {
+        hash = b.hash;
+        power = b.power;
+    }
+};
+
+TEST_P(body_scan_test, a_non_commutative_state_keeps_the_serial_order) {
+    fj::scheduler pool(workers());
+    const std::size_t n = 200'003;
+    std::vector<std::uint64_t> in(n), expected(n);
+    fj_test::rng r(77);
+    std::uint64_t h = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        in[i] = r.next();
+        expected[i] = h = h * prefix_hash::k_base + in[i];
+    }
+    for (int round = 0; round < 10; ++round)
+        for (const std::size_t grain : {0u, 1u, 97u}) {
+            std::vector<std::uint64_t> out(n, 0);
+            prefix_hash body(in.data(), out.data());
+            fj::parallel_scan(pool, with_grain(n, grain), body);
+            ASSERT_EQ(out, expected) << "round " << round << " grain=" << grain;
+            ASSERT_EQ(body.hash, expected.back());
+        }
 }
 
 // A user's own range: the multiples of `step` in [lo, hi), split at a multiple.
