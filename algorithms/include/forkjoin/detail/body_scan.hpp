@@ -30,9 +30,10 @@
 // final-scanned with its exact state, and none after it is started later.
 //
 // The splitting constructor that makes a stolen half's body runs on the thief while the user's
-// body may be running its operator() on the left half (oneTBB documents the same for its reduce
-// and scan bodies): it must not read state that operator() writes. In pre mode the split is made
-// before the fork, by the worker that owns the body being split.
+// body may be running its operator() on the left half (oneTBB documents this for its reduce
+// bodies, and its scan splits a stolen half's body the same way): it must not read state that
+// operator() writes. In pre mode the split is made before the fork, by the worker that owns the
+// body being split.
 #pragma once
 
 #include "loop_failure.hpp"
