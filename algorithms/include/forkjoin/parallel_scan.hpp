@@ -120,25 +120,16 @@ public:
         try {
             It it = at(m_first, lo);
             Out out = at(m_out, lo);
-            std::optional<T> acc;
-            if (carry != nullptr) {
-                acc.emplace(*carry);
-            } else { // the first block of an inclusive scan without init: no carry
-                acc.emplace(*it);
-                *out = *acc;
-                ++k, ++it, ++out;
+            if (carry == nullptr) { // the first block of an inclusive scan without init
+                T acc(*it);
+                *out = acc;
+                for (++k, ++it, ++out; k < hi; ++k, ++it, ++out)
+                    step(acc, *it, out);
+                return acc;
             }
-            for (; k < hi; ++k, ++it, ++out) {
-                if constexpr (Exclusive) {
-                    // Read element k before writing out[k]: they may be the same object.
-                    T next(static_cast<T>(ext::invoke(m_op, std::as_const(*acc), *it)));
-                    *out = *acc;
-                    *acc = std::move(next);
-                } else {
-                    *acc = static_cast<T>(ext::invoke(m_op, std::as_const(*acc), *it));
-                    *out = *acc;
-                }
-            }
+            T acc(*carry);
+            for (; k < hi; ++k, ++it, ++out)
+                step(acc, *it, out);
             return acc;
         } catch (...) {
             failure.record(k, std::current_exception());
@@ -146,7 +137,47 @@ public:
         }
     }
 
+    // scan from a carry and sum in one pass: each element is read once and feeds both folds.
+    std::optional<T> scan_and_sum(std::size_t lo, std::size_t hi, const T& carry,
+                                  loop_failure& failure) {
+        std::size_t k = lo;
+        try {
+            It it = at(m_first, lo);
+            Out out = at(m_out, lo);
+            T acc(carry);
+            std::iter_reference_t<It> first = *it;
+            T sum(first);
+            step(acc, std::forward<std::iter_reference_t<It>>(first), out);
+            for (++k, ++it, ++out; k < hi; ++k, ++it, ++out) {
+                std::iter_reference_t<It> x = *it;
+                sum = static_cast<T>(ext::invoke(m_op, std::as_const(sum), x));
+                step(acc, std::forward<std::iter_reference_t<It>>(x), out);
+            }
+            return sum;
+        } catch (...) {
+            failure.record(k, std::current_exception());
+            return std::nullopt;
+        }
+    }
+
 private:
+    // acc op= x, the element at `out`'s offset, and writes the output there: the value before
+    // (exclusive) or after it (inclusive). Uses x before writing *out, which may be the same
+    // object; callers fold x into other values before calling it. Each element is dereferenced
+    // once per pass.
+    void step(T& acc, std::iter_reference_t<It>&& x, const Out& out) {
+        if constexpr (Exclusive) {
+            T next(static_cast<T>(
+                ext::invoke(m_op, std::as_const(acc), std::forward<std::iter_reference_t<It>>(x))));
+            *out = acc;
+            acc = std::move(next);
+        } else {
+            acc = static_cast<T>(
+                ext::invoke(m_op, std::as_const(acc), std::forward<std::iter_reference_t<It>>(x)));
+            *out = acc;
+        }
+    }
+
     template <class I>
     static I at(I base, std::size_t k) {
         return base + static_cast<std::iter_difference_t<I>>(k);
@@ -178,6 +209,13 @@ public:
     }
     std::optional<T> scan(std::size_t lo, std::size_t hi, const T* carry, loop_failure& failure) {
         return call(lo, hi, carry != nullptr ? *carry : m_identity, true, failure);
+    }
+    // The body reads a block once per call: final from the carry, then pre from the identity.
+    std::optional<T> scan_and_sum(std::size_t lo, std::size_t hi, const T& carry,
+                                  loop_failure& failure) {
+        if (!call(lo, hi, carry, true, failure))
+            return std::nullopt;
+        return sum(lo, hi, failure);
     }
 
 private:
