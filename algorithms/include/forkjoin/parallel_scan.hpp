@@ -26,18 +26,19 @@
 // an element (a block's sum starts from its first element). op must be associative; it need not
 // be commutative: operands always keep their order.
 //
-// Work-efficient two passes on a fixed tree (detail/scan_tree.hpp): fold each block, then scan
-// each block from the fold of everything before it. The blocks and the combine order depend only
-// on the size and the grain (default: about 1024 blocks of at least 1024 elements), so the
-// results are bit-identical for any worker count and steal pattern (floating point included), as
+// Blocks (detail/scan_tree.hpp): each block's sum is its own fold, each block's carry the left
+// fold of the sums before it, and each block's outputs run from its carry. Blocks depend only on
+// the size and the grain (default: about 1024 blocks of at least 1024 elements), so the results
+// are bit-identical for any worker count and steal pattern (floating point included), as
 // parallel_reduce's are. They may differ in the last bits from a serial std::inclusive_scan,
-// which adds in one long chain. About twice the serial scan's memory traffic: it pays off from
-// two workers on.
+// which adds in one long chain. A block whose carry is known when it starts (every block on one
+// worker) is read once, its outputs and its sum folded together; a stolen block is read twice,
+// summed first and scanned once its carry is known.
 //
 // parallel_scan: the body is called once per block with is_final == false (the pre-scan: return
 // the block's fold of `sum`; the outputs are not written) and once with is_final == true (the
-// final scan: write the outputs and return the running value), as oneTBB's body; the last block is
-// only final-scanned. `sum` is identity for the first block. combine(left, right) joins block sums
+// final scan: write the outputs and return the running value), as oneTBB's body, in either order;
+// the last block is only final-scanned. `sum` is identity for the first block. combine(left, right) joins block sums
 // in order. The blocks come from the range's grain if it has one.
 //
 // Exceptions: the lowest position that throws wins, as in the other loops (a combine counts at

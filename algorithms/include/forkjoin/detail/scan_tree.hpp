@@ -8,15 +8,15 @@
 // block sums: c_0 is the initial carry (none, or init), c_{k+1} = c_k op s_k (s_0 when there is no
 // c_0). Block k's outputs run from c_k, left to right.
 //
-// How (numbered as in design.md#scan):
-//   1. A range of blocks whose carry is known is halved; the left half is scanned from it (by this
-//      worker, inline) and yields the right half's carry.
-//   2. The right half, when it starts after the left half has finished (the usual case: not
-//      stolen, or stolen late), is scanned in one pass from that carry: each element is read once
-//      and feeds two folds, the outputs' from the carry and the block's own sum, which makes the
-//      next block's carry.
-//   3. A right half that starts while its left half still runs (stolen) cannot know its carry:
-//      it only sums its blocks (read-only, in parallel, recursively halved).
+// How (the steps of design.md#scan), for a range of blocks [a, b) whose carry is known:
+//   1. One block: scanned from its carry in one pass; each element is read once and feeds two
+//      folds, the outputs' from the carry and the block's own sum, which makes the next carry.
+//   2. Several: halved; the left half is scanned from the carry (by this worker, inline) and
+//      yields the right half's carry.
+//   3. The right half, when it starts after the left half has finished (the usual case: not
+//      stolen, or stolen late), goes on as 1-2 from that carry. One that starts while its left
+//      half still runs (stolen) cannot know its carry: it only sums its blocks (read-only, in
+//      parallel, recursively halved).
 //   4. After both halves have joined, the carries of the summed blocks are the left fold of their
 //      sums from the left half's carry (a chain of one combine per block), and the blocks are then
 //      scanned from them in parallel.
@@ -97,7 +97,7 @@ private:
         }
     }
 
-    // Steps 1-2: scans blocks [a, b) from `carry` (block a's) and returns block b's carry (nullopt
+    // Steps 1-3: scans blocks [a, b) from `carry` (block a's) and returns block b's carry (nullopt
     // if b is the last block, where the total is kept instead, or after a failure).
     std::optional<T> scan_known(std::size_t a, std::size_t b, const T* carry) {
         if (cancelled(a))
