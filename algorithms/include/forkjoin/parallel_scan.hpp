@@ -16,8 +16,10 @@
 //       },
 //       [](const T& left, const T& right) { return left + right; });
 //
-// Each form also takes a fj::scheduler& first, and the iterator forms an fj::grain last (the most
-// elements in a block). Both iterators are random access (every block writes its own part of the
+// Each form also takes a fj::scheduler& first and a std::stop_token last (a stop request keeps
+// blocks not started from starting; the call throws fj::operation_cancelled), and the iterator
+// forms an fj::grain last (the most elements in a block), in either order with the token. Both
+// iterators are random access (every block writes its own part of the
 // output); out == first (in place) works, other overlaps do not. The forms return the output's
 // end, parallel_scan the total (identity for an empty range).
 //
@@ -38,8 +40,8 @@
 // parallel_scan: the body is called once per block with is_final == false (the pre-scan: return
 // the block's fold of `sum`; the outputs are not written) and once with is_final == true (the
 // final scan: write the outputs and return the running value), as oneTBB's body, in either order;
-// the last block is only final-scanned. `sum` is identity for the first block. combine(left, right) joins block sums
-// in order. The blocks come from the range's grain if it has one.
+// the last block is only final-scanned. `sum` is identity for the first block. combine(left, right)
+// joins block sums in order. The blocks come from the range's grain if it has one.
 //
 // Exceptions: the lowest position that throws wins, as in the other loops (a combine counts at
 // the first element it brings in); blocks above it are cancelled, and the outputs below its block
@@ -48,6 +50,7 @@
 
 #include "blocked_range.hpp"
 #include "detail/index_space.hpp"
+#include "detail/loop_options.hpp"
 #include "detail/scan_tree.hpp"
 #include "grain.hpp"
 
@@ -56,6 +59,7 @@
 #include <exception>
 #include <iterator>
 #include <optional>
+#include <stop_token>
 #include <type_traits>
 #include <utility>
 
@@ -83,17 +87,15 @@ concept scan_op = std::constructible_from<T, std::iter_reference_t<It>> &&
 template <class Out, class T>
 concept scan_output = std::random_access_iterator<Out> && std::indirectly_writable<Out, T&>;
 
-// At most one trailing fj::grain.
-template <class... G>
-concept grain_tail = sizeof...(G) <= 1 && (std::same_as<std::remove_cvref_t<G>, fj::grain> && ...);
+// The trailing options: at most one fj::grain and one std::stop_token, in either order
+// (loop_options.hpp checks the counts).
+template <class... Opts>
+concept scan_tail = (loop_option<Opts> && ...);
 
-template <class... G>
-std::size_t grain_of(const G&... g) noexcept {
-    if constexpr (sizeof...(G) == 0)
-        return 0;
-    else
-        return (g.value, ...);
-}
+// parallel_scan's range carries its grain: at most one trailing std::stop_token.
+template <class... S>
+concept stop_tail = sizeof...(S) <= 1 &&
+                    (std::same_as<std::remove_cvref_t<S>, std::stop_token> && ...);
 
 // The iterator scans over element offsets. Exclusive: out[k] is the value before element k.
 template <class T, class It, class Out, class Op, bool Exclusive>
@@ -191,11 +193,11 @@ private:
 
 template <class T, class It, class Out, class Op, bool Exclusive>
 Out iterator_scan(scheduler& sched, const char* who, It first, It last, Out out, Op& op,
-                  const T* init, std::size_t grain) {
+                  const T* init, const loop_options& options) {
     const std::size_t n = iterator_distance(who, first, last);
     ext::check_callable(op);
     iterator_scan_leaves<T, It, Out, Op, Exclusive> leaves(first, out, op);
-    (void)run_scan<T>(sched, n, grain, init, leaves, op);
+    (void)run_scan<T>(who, sched, n, options, init, leaves, op);
     return out + static_cast<std::iter_difference_t<Out>>(n);
 }
 
@@ -244,50 +246,50 @@ private:
 // --- inclusive_scan ------------------------------------------------------------------------------
 
 template <std::random_access_iterator It, class Out, class... G>
-requires detail::scan_output<Out, std::iter_value_t<It>> && detail::grain_tail<G...> &&
+requires detail::scan_output<Out, std::iter_value_t<It>> && detail::scan_tail<G...> &&
     detail::scan_op<detail::scan_plus, std::iter_value_t<It>, It>
         Out inclusive_scan(scheduler& sched, It first, It last, Out out, G... g) {
     detail::scan_plus op;
     return detail::iterator_scan<std::iter_value_t<It>, It, Out, detail::scan_plus, false>(
-        sched, "fj::inclusive_scan", first, last, out, op, nullptr, detail::grain_of(g...));
+        sched, "fj::inclusive_scan", first, last, out, op, nullptr,
+        detail::make_loop_options(g...));
 }
 
 template <std::random_access_iterator It, class Out, class Op, class... G>
-requires detail::scan_output<Out, std::iter_value_t<It>> && detail::grain_tail<G...> &&
+requires detail::scan_output<Out, std::iter_value_t<It>> && detail::scan_tail<G...> &&
     detail::scan_op<Op, std::iter_value_t<It>, It>
         Out inclusive_scan(scheduler& sched, It first, It last, Out out, Op&& op, G... g) {
     return detail::iterator_scan<std::iter_value_t<It>, It, Out, Op, false>(
-        sched, "fj::inclusive_scan", first, last, out, op, nullptr, detail::grain_of(g...));
+        sched, "fj::inclusive_scan", first, last, out, op, nullptr,
+        detail::make_loop_options(g...));
 }
 
 template <std::random_access_iterator It, class Out, class Op, class T, class... G>
-requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
-    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
-        Op, std::decay_t<T>, It> Out
+requires(!detail::loop_option<T>) && detail::scan_output<Out, std::decay_t<T>>&& detail::scan_tail<
+                                         G...>&& detail::scan_op<Op, std::decay_t<T>, It> Out
     inclusive_scan(scheduler& sched, It first, It last, Out out, Op&& op, T&& init, G... g) {
     const std::decay_t<T> carry(std::forward<T>(init));
     return detail::iterator_scan<std::decay_t<T>, It, Out, Op, false>(
-        sched, "fj::inclusive_scan", first, last, out, op, &carry, detail::grain_of(g...));
+        sched, "fj::inclusive_scan", first, last, out, op, &carry, detail::make_loop_options(g...));
 }
 
 template <std::random_access_iterator It, class Out, class... G>
-requires detail::scan_output<Out, std::iter_value_t<It>> && detail::grain_tail<G...> &&
+requires detail::scan_output<Out, std::iter_value_t<It>> && detail::scan_tail<G...> &&
     detail::scan_op<detail::scan_plus, std::iter_value_t<It>, It>
         Out inclusive_scan(It first, It last, Out out, G... g) {
     return fj::inclusive_scan(current_scheduler(), first, last, out, g...);
 }
 
 template <std::random_access_iterator It, class Out, class Op, class... G>
-requires detail::scan_output<Out, std::iter_value_t<It>> && detail::grain_tail<G...> &&
+requires detail::scan_output<Out, std::iter_value_t<It>> && detail::scan_tail<G...> &&
     detail::scan_op<Op, std::iter_value_t<It>, It>
         Out inclusive_scan(It first, It last, Out out, Op&& op, G... g) {
     return fj::inclusive_scan(current_scheduler(), first, last, out, op, g...);
 }
 
 template <std::random_access_iterator It, class Out, class Op, class T, class... G>
-requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
-    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
-        Op, std::decay_t<T>, It> Out
+requires(!detail::loop_option<T>) && detail::scan_output<Out, std::decay_t<T>>&& detail::scan_tail<
+                                         G...>&& detail::scan_op<Op, std::decay_t<T>, It> Out
     inclusive_scan(It first, It last, Out out, Op&& op, T&& init, G... g) {
     return fj::inclusive_scan(current_scheduler(), first, last, out, op, std::forward<T>(init),
                               g...);
@@ -296,18 +298,17 @@ requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
 // --- exclusive_scan ------------------------------------------------------------------------------
 
 template <std::random_access_iterator It, class Out, class T, class Op, class... G>
-requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
-    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
-        Op, std::decay_t<T>, It> Out
+requires(!detail::loop_option<T>) && detail::scan_output<Out, std::decay_t<T>>&& detail::scan_tail<
+                                         G...>&& detail::scan_op<Op, std::decay_t<T>, It> Out
     exclusive_scan(scheduler& sched, It first, It last, Out out, T&& init, Op&& op, G... g) {
     const std::decay_t<T> carry(std::forward<T>(init));
     return detail::iterator_scan<std::decay_t<T>, It, Out, Op, true>(
-        sched, "fj::exclusive_scan", first, last, out, op, &carry, detail::grain_of(g...));
+        sched, "fj::exclusive_scan", first, last, out, op, &carry, detail::make_loop_options(g...));
 }
 
 template <std::random_access_iterator It, class Out, class T, class... G>
-requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
-    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
+requires(!detail::loop_option<T>) &&
+    detail::scan_output<Out, std::decay_t<T>>&& detail::scan_tail<G...>&& detail::scan_op<
         detail::scan_plus, std::decay_t<T>, It> Out
     exclusive_scan(scheduler& sched, It first, It last, Out out, T&& init, G... g) {
     return fj::exclusive_scan(sched, first, last, out, std::forward<T>(init), detail::scan_plus{},
@@ -315,17 +316,16 @@ requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
 }
 
 template <std::random_access_iterator It, class Out, class T, class Op, class... G>
-requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
-    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
-        Op, std::decay_t<T>, It> Out
+requires(!detail::loop_option<T>) && detail::scan_output<Out, std::decay_t<T>>&& detail::scan_tail<
+                                         G...>&& detail::scan_op<Op, std::decay_t<T>, It> Out
     exclusive_scan(It first, It last, Out out, T&& init, Op&& op, G... g) {
     return fj::exclusive_scan(current_scheduler(), first, last, out, std::forward<T>(init), op,
                               g...);
 }
 
 template <std::random_access_iterator It, class Out, class T, class... G>
-requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
-    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
+requires(!detail::loop_option<T>) &&
+    detail::scan_output<Out, std::decay_t<T>>&& detail::scan_tail<G...>&& detail::scan_op<
         detail::scan_plus, std::decay_t<T>, It> Out
     exclusive_scan(It first, It last, Out out, T&& init, G... g) {
     return fj::exclusive_scan(current_scheduler(), first, last, out, std::forward<T>(init),
@@ -335,35 +335,41 @@ requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
 // --- parallel_scan: oneTBB's functional form
 // ------------------------------------------------------
 
-template <std::integral Index, class T, class Body, class Combine>
-requires std::convertible_to < std::invoke_result_t < Body&, const blocked_range<Index>
+template <std::integral Index, class T, class Body, class Combine, class... S>
+requires detail::stop_tail<S...> && std::convertible_to < std::invoke_result_t < Body&,
+    const blocked_range<Index>
 &, const std::decay_t<T>&, bool >,
     std::decay_t < T >>
         &&std::convertible_to<
             std::invoke_result_t<Combine&, const std::decay_t<T>&, const std::decay_t<T>&>,
             std::decay_t<T>>
             std::decay_t<T> parallel_scan(scheduler& sched, const blocked_range<Index>& range,
-                                          T&& identity, Body&& body, Combine&& combine) {
+                                          T&& identity, Body&& body, Combine&& combine,
+                                          S&&... stop) {
     using V = std::decay_t<T>;
     ext::check_callable(body);
     ext::check_callable(combine);
     const V id(std::forward<T>(identity));
     detail::range_scan_leaves<Index, V, std::remove_reference_t<Body>> leaves(range, id, body);
-    std::optional<V> total =
-        detail::run_scan<V>(sched, range.size(), range.grain(), &id, leaves, combine);
+    detail::loop_options options = detail::make_loop_options(std::forward<S>(stop)...);
+    options.grain = range.grain();
+    std::optional<V> total = detail::run_scan<V>("fj::parallel_scan", sched, range.size(), options,
+                                                 &id, leaves, combine);
     return total ? std::move(*total) : id;
 }
 
-template <std::integral Index, class T, class Body, class Combine>
-requires std::convertible_to < std::invoke_result_t < Body&, const blocked_range<Index>
+template <std::integral Index, class T, class Body, class Combine, class... S>
+requires detail::stop_tail<S...> && std::convertible_to < std::invoke_result_t < Body&,
+    const blocked_range<Index>
 &, const std::decay_t<T>&, bool >,
     std::decay_t < T >>
         &&std::convertible_to<
             std::invoke_result_t<Combine&, const std::decay_t<T>&, const std::decay_t<T>&>,
             std::decay_t<T>>
             std::decay_t<T> parallel_scan(const blocked_range<Index>& range, T&& identity,
-                                          Body&& body, Combine&& combine) {
-    return fj::parallel_scan(current_scheduler(), range, std::forward<T>(identity), body, combine);
+                                          Body&& body, Combine&& combine, S&&... stop) {
+    return fj::parallel_scan(current_scheduler(), range, std::forward<T>(identity), body, combine,
+                             std::forward<S>(stop)...);
 }
 
 } // namespace fj

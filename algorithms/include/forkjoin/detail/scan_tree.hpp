@@ -32,6 +32,8 @@
 #pragma once
 
 #include "loop_failure.hpp"
+#include "loop_options.hpp"
+#include "tracked_run.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -216,20 +218,21 @@ private:
     std::optional<T> m_total; // written by the last block's scan only
 };
 
-// Scans [0, n) on sched with the given grain (0 = the default) from `initial_carry` (nullptr:
-// none) and rethrows the lowest-position failure once every started block has finished.
+// Scans [0, n) on sched with the options' grain (0 = the default) from `initial_carry` (nullptr:
+// none), stopping early on the options' stop token, and rethrows the lowest-position failure
+// (or fj::operation_cancelled naming `who`) once every started block has finished.
 template <class T, class Leaves, class Combine>
-std::optional<T> run_scan(fj::scheduler& sched, std::size_t n, std::size_t grain,
-                          const T* initial_carry, Leaves& leaves, Combine& combine) {
-    if (n == 0)
-        return std::nullopt;
+std::optional<T> run_scan(const char* who, fj::scheduler& sched, std::size_t n,
+                          const loop_options& options, const T* initial_carry, Leaves& leaves,
+                          Combine& combine) {
     loop_failure failure;
-    scan_tree<T, Leaves, Combine> tree(sched, n, grain == 0 ? default_scan_grain(n) : grain, leaves,
-                                       combine, failure);
-    auto run = [&] { return tree.run(initial_carry); };
-    std::optional<T> total = sched.on_worker_thread() ? run() : sched.submit(run).get();
-    failure.rethrow_if_failed("fj::parallel_scan");
-    return total;
+    const std::size_t grain = options.grain == 0 ? default_scan_grain(n) : options.grain;
+    auto run = [&] {
+        scan_tree<T, Leaves, Combine> tree(sched, n, grain, leaves, combine, failure);
+        return tree.run(initial_carry);
+    };
+    return run_tracked<std::optional<T>>(who, sched, options.stop, failure, n == 0, std::nullopt,
+                                         run);
 }
 
 } // namespace fj::detail
