@@ -137,6 +137,8 @@ private:
     std::optional<T> scan_block(std::size_t k, const T* carry) {
         const std::size_t limit = m_failure.limit();
         const std::size_t hi = start(k + 1) < limit ? start(k + 1) : limit;
+        if (hi <= start(k)) // the limit fell to this block's start since the check
+            return std::nullopt;
         if (k + 1 == m_blocks || carry == nullptr) {
             std::optional<T> last = m_leaves.scan(start(k), hi, carry, m_failure);
             if (k + 1 == m_blocks) {
@@ -195,6 +197,8 @@ private:
         if (b - a == 1) {
             const std::size_t limit = m_failure.limit();
             const std::size_t hi = start(a + 1) < limit ? start(a + 1) : limit;
+            if (hi <= start(a))
+                return;
             std::optional<T> last = m_leaves.scan(start(a), hi, &*m_slots[a], m_failure);
             if (a + 1 == m_blocks && hi == m_n)
                 m_total = std::move(last);
