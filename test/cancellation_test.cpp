@@ -3,6 +3,7 @@
 // request, and calls whose token is never stopped behave exactly as without one.
 #include "support.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -205,6 +206,54 @@ TEST_P(cancellation_test, a_reduction_stopped_midway_returns_no_result) {
                      std::plus<>{}, fj::grain{64}, source.get_token()),
                  fj::operation_cancelled);
     EXPECT_LT(mapped.load(), 1'000'000);
+}
+
+TEST_P(cancellation_test, scans_stop_on_their_token) {
+    fj::scheduler pool = make_pool();
+    const std::size_t n = 200'000;
+    std::vector<long> in(n, 1), out(n, -1);
+
+    std::stop_source before;
+    before.request_stop();
+    EXPECT_THROW(fj::inclusive_scan(pool, in.begin(), in.end(), out.begin(), before.get_token()),
+                 fj::operation_cancelled);
+    EXPECT_EQ(std::count(out.begin(), out.end(), -1), static_cast<long>(n)) << "nothing written";
+
+    // Stopped by the operator itself, midway, with the token before the grain and after it.
+    std::stop_source midway;
+    std::atomic<long> applied{0};
+    auto op = [&](long a, long b) {
+        if (applied.fetch_add(1, std::memory_order_relaxed) == 5'000)
+            midway.request_stop();
+        return a + b;
+    };
+    EXPECT_THROW(fj::exclusive_scan(pool, in.begin(), in.end(), out.begin(), 0L, op,
+                                    midway.get_token(), fj::grain{512}),
+                 fj::operation_cancelled);
+    EXPECT_LT(applied.load(), static_cast<long>(2 * n));
+
+    std::stop_source body_stop;
+    EXPECT_THROW(fj::parallel_scan(
+                     pool, fj::blocked_range<std::size_t>(0, n, 1000), 0L,
+                     [&](const fj::blocked_range<std::size_t>& r, long sum, bool) {
+                         if (r.begin() >= n / 2)
+                             body_stop.request_stop();
+                         return sum + static_cast<long>(r.size());
+                     },
+                     std::plus<>{}, body_stop.get_token()),
+                 fj::operation_cancelled);
+
+    // A token never stopped: the whole result.
+    std::stop_source never;
+    fj::inclusive_scan(pool, in.begin(), in.end(), out.begin(), fj::grain{777}, never.get_token());
+    EXPECT_EQ(out.back(), static_cast<long>(n));
+    const long total = fj::parallel_scan(
+        fj::blocked_range<std::size_t>(0, n), 0L,
+        [&](const fj::blocked_range<std::size_t>& r, long sum, bool) {
+            return sum + static_cast<long>(r.size());
+        },
+        std::plus<>{}, never.get_token());
+    EXPECT_EQ(total, static_cast<long>(n));
 }
 
 TEST_P(cancellation_test, parallel_invoke_skips_the_callables_not_started) {

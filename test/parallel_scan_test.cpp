@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <numeric>
+#include <ranges>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -203,6 +204,86 @@ TEST(parallel_scan_determinism, same_bits_for_any_worker_count_and_any_run) {
     std::inclusive_scan(in.begin(), in.end(), serial.begin());
     fj::inclusive_scan(pool, in.begin(), in.end(), parallel.begin());
     EXPECT_NEAR(serial.back(), parallel.back(), 1e-9);
+}
+
+// The input seen through a view that counts every read and, when asked, holds the read of
+// element 0 until a read from the upper half has started: with two workers that upper half can
+// only have been stolen while its left half ran, which forces the sum-then-scan path.
+class read_probe {
+public:
+    explicit read_probe(const std::vector<double>& in) : m_in(in) {}
+
+    auto view(bool hold_first) {
+        m_reads = 0;
+        m_upper_read = false;
+        const int n = static_cast<int>(m_in.size());
+        return std::views::iota(0, n) | std::views::transform([this, n, hold_first](int i) {
+                   m_reads.fetch_add(1, std::memory_order_relaxed);
+                   if (i >= n / 2)
+                       m_upper_read.store(true);
+                   if (i == 0 && hold_first)
+                       (void)fj_test::spin_until([&] { return m_upper_read.load(); },
+                                                 std::chrono::seconds(10));
+                   return m_in[static_cast<std::size_t>(i)];
+               });
+    }
+    std::size_t reads() const { return m_reads.load(); }
+    bool upper_read() const { return m_upper_read.load(); }
+
+private:
+    const std::vector<double>& m_in;
+    std::atomic<std::size_t> m_reads{0};
+    std::atomic<bool> m_upper_read{false};
+};
+
+template <class Scan>
+std::vector<std::uint64_t> bits_from(std::size_t n, Scan&& scan) {
+    std::vector<double> out(n);
+    scan(out);
+    std::vector<std::uint64_t> bits(n);
+    for (std::size_t i = 0; i < n; ++i)
+        bits[i] = bits_of(out[i]);
+    return bits;
+}
+
+TEST(parallel_scan_passes, one_worker_reads_once_and_a_stolen_half_gives_the_same_bits) {
+    fj_test::watchdog dog(fj_test::current_test_name());
+    const std::size_t n = 1 << 16;
+    std::vector<double> in(n);
+    for (std::size_t k = 0; k < n; ++k)
+        in[k] = 1.0 / (static_cast<double>(k) + 3.0) * ((k % 5 == 0) ? -1.0 : 1.0);
+    read_probe probe(in);
+    using scan_fn = std::function<void(fj::scheduler&, bool, std::vector<double>&)>;
+    const std::vector<std::pair<const char*, scan_fn>> scans = {
+        {"inclusive",
+         [&](fj::scheduler& pool, bool hold, std::vector<double>& out) {
+             auto v = probe.view(hold);
+             fj::inclusive_scan(pool, v.begin(), v.end(), out.begin(), fj::grain{1024});
+         }},
+        {"inclusive with init",
+         [&](fj::scheduler& pool, bool hold, std::vector<double>& out) {
+             auto v = probe.view(hold);
+             fj::inclusive_scan(pool, v.begin(), v.end(), out.begin(), std::plus<>{}, 0.25,
+                                fj::grain{1024});
+         }},
+        {"exclusive",
+         [&](fj::scheduler& pool, bool hold, std::vector<double>& out) {
+             auto v = probe.view(hold);
+             fj::exclusive_scan(pool, v.begin(), v.end(), out.begin(), 0.25, fj::grain{1024});
+         }},
+    };
+    for (const auto& [name, scan] : scans) {
+        fj::scheduler one(1);
+        const auto reference =
+            bits_from(n, [&](std::vector<double>& out) { scan(one, false, out); });
+        EXPECT_EQ(probe.reads(), n) << name << ": one worker reads every element once";
+
+        fj::scheduler two(2);
+        const auto stolen = bits_from(n, [&](std::vector<double>& out) { scan(two, true, out); });
+        EXPECT_TRUE(probe.upper_read()) << name;
+        EXPECT_GT(probe.reads(), n) << name << ": the stolen half was summed, then scanned";
+        EXPECT_TRUE(stolen == reference) << name << ": the bits depend on who scanned what";
+    }
 }
 
 TEST_P(parallel_scan_test, parallel_scan_body_form) {

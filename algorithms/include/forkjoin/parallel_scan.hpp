@@ -16,8 +16,10 @@
 //       },
 //       [](const T& left, const T& right) { return left + right; });
 //
-// Each form also takes a fj::scheduler& first, and the iterator forms an fj::grain last (the most
-// elements in a block). Both iterators are random access (every block writes its own part of the
+// Each form also takes a fj::scheduler& first and a std::stop_token last (a stop request keeps
+// blocks not started from starting; the call throws fj::operation_cancelled), and the iterator
+// forms an fj::grain last (the most elements in a block), in either order with the token. Both
+// iterators are random access (every block writes its own part of the
 // output); out == first (in place) works, other overlaps do not. The forms return the output's
 // end, parallel_scan the total (identity for an empty range).
 //
@@ -26,19 +28,20 @@
 // an element (a block's sum starts from its first element). op must be associative; it need not
 // be commutative: operands always keep their order.
 //
-// Work-efficient two passes on a fixed tree (detail/scan_tree.hpp): fold each block, then scan
-// each block from the fold of everything before it. The blocks and the combine order depend only
-// on the size and the grain (default: about 1024 blocks of at least 1024 elements), so the
-// results are bit-identical for any worker count and steal pattern (floating point included), as
+// Blocks (detail/scan_tree.hpp): each block's sum is its own fold, each block's carry the left
+// fold of the sums before it, and each block's outputs run from its carry. Blocks depend only on
+// the size and the grain (default: about 1024 blocks of at least 1024 elements), so the results
+// are bit-identical for any worker count and steal pattern (floating point included), as
 // parallel_reduce's are. They may differ in the last bits from a serial std::inclusive_scan,
-// which adds in one long chain. About twice the serial scan's memory traffic: it pays off from
-// two workers on.
+// which adds in one long chain. A block whose carry is known when it starts (every block on one
+// worker) is read once, its outputs and its sum folded together; a stolen block is read twice,
+// summed first and scanned once its carry is known.
 //
 // parallel_scan: the body is called once per block with is_final == false (the pre-scan: return
 // the block's fold of `sum`; the outputs are not written) and once with is_final == true (the
-// final scan: write the outputs and return the running value), as oneTBB's body; the last block is
-// only final-scanned. `sum` is identity for the first block. combine(left, right) joins block sums
-// in order. The blocks come from the range's grain if it has one.
+// final scan: write the outputs and return the running value), as oneTBB's body, in either order;
+// the last block is only final-scanned. `sum` is identity for the first block. combine(left, right)
+// joins block sums in order. The blocks come from the range's grain if it has one.
 //
 // Exceptions: the lowest position that throws wins, as in the other loops (a combine counts at
 // the first element it brings in); blocks above it are cancelled, and the outputs below its block
@@ -47,6 +50,7 @@
 
 #include "blocked_range.hpp"
 #include "detail/index_space.hpp"
+#include "detail/loop_options.hpp"
 #include "detail/scan_tree.hpp"
 #include "grain.hpp"
 #include "parallel_scan_body.hpp" // fj::parallel_scan(range, body), oneTBB's body style
@@ -56,6 +60,7 @@
 #include <exception>
 #include <iterator>
 #include <optional>
+#include <stop_token>
 #include <type_traits>
 #include <utility>
 
@@ -83,17 +88,15 @@ concept scan_op = std::constructible_from<T, std::iter_reference_t<It>> &&
 template <class Out, class T>
 concept scan_output = std::random_access_iterator<Out> && std::indirectly_writable<Out, T&>;
 
-// At most one trailing fj::grain.
-template <class... G>
-concept grain_tail = sizeof...(G) <= 1 && (std::same_as<std::remove_cvref_t<G>, fj::grain> && ...);
+// The trailing options: at most one fj::grain and one std::stop_token, in either order
+// (loop_options.hpp checks the counts).
+template <class... Opts>
+concept scan_tail = (loop_option<Opts> && ...);
 
-template <class... G>
-std::size_t grain_of(const G&... g) noexcept {
-    if constexpr (sizeof...(G) == 0)
-        return 0;
-    else
-        return (g.value, ...);
-}
+// parallel_scan's range carries its grain: at most one trailing std::stop_token.
+template <class... S>
+concept stop_tail = sizeof...(S) <= 1 &&
+                    (std::same_as<std::remove_cvref_t<S>, std::stop_token> && ...);
 
 // The iterator scans over element offsets. Exclusive: out[k] is the value before element k.
 template <class T, class It, class Out, class Op, bool Exclusive>
@@ -121,25 +124,16 @@ public:
         try {
             It it = at(m_first, lo);
             Out out = at(m_out, lo);
-            std::optional<T> acc;
-            if (carry != nullptr) {
-                acc.emplace(*carry);
-            } else { // the first block of an inclusive scan without init: no carry
-                acc.emplace(*it);
-                *out = *acc;
-                ++k, ++it, ++out;
+            if (carry == nullptr) { // the first block of an inclusive scan without init
+                T acc(*it);
+                *out = acc;
+                for (++k, ++it, ++out; k < hi; ++k, ++it, ++out)
+                    step(acc, *it, out);
+                return acc;
             }
-            for (; k < hi; ++k, ++it, ++out) {
-                if constexpr (Exclusive) {
-                    // Read element k before writing out[k]: they may be the same object.
-                    T next(static_cast<T>(ext::invoke(m_op, std::as_const(*acc), *it)));
-                    *out = *acc;
-                    *acc = std::move(next);
-                } else {
-                    *acc = static_cast<T>(ext::invoke(m_op, std::as_const(*acc), *it));
-                    *out = *acc;
-                }
-            }
+            T acc(*carry);
+            for (; k < hi; ++k, ++it, ++out)
+                step(acc, *it, out);
             return acc;
         } catch (...) {
             failure.record(k, std::current_exception());
@@ -147,7 +141,47 @@ public:
         }
     }
 
+    // scan from a carry and sum in one pass: each element is read once and feeds both folds.
+    std::optional<T> scan_and_sum(std::size_t lo, std::size_t hi, const T& carry,
+                                  loop_failure& failure) {
+        std::size_t k = lo;
+        try {
+            It it = at(m_first, lo);
+            Out out = at(m_out, lo);
+            T acc(carry);
+            std::iter_reference_t<It> first = *it;
+            T sum(first);
+            step(acc, std::forward<std::iter_reference_t<It>>(first), out);
+            for (++k, ++it, ++out; k < hi; ++k, ++it, ++out) {
+                std::iter_reference_t<It> x = *it;
+                sum = static_cast<T>(ext::invoke(m_op, std::as_const(sum), x));
+                step(acc, std::forward<std::iter_reference_t<It>>(x), out);
+            }
+            return sum;
+        } catch (...) {
+            failure.record(k, std::current_exception());
+            return std::nullopt;
+        }
+    }
+
 private:
+    // acc op= x, the element at `out`'s offset, and writes the output there: the value before
+    // (exclusive) or after it (inclusive). Uses x before writing *out, which may be the same
+    // object; callers fold x into other values before calling it. Each element is dereferenced
+    // once per pass.
+    void step(T& acc, std::iter_reference_t<It>&& x, const Out& out) {
+        if constexpr (Exclusive) {
+            T next(static_cast<T>(
+                ext::invoke(m_op, std::as_const(acc), std::forward<std::iter_reference_t<It>>(x))));
+            *out = acc;
+            acc = std::move(next);
+        } else {
+            acc = static_cast<T>(
+                ext::invoke(m_op, std::as_const(acc), std::forward<std::iter_reference_t<It>>(x)));
+            *out = acc;
+        }
+    }
+
     template <class I>
     static I at(I base, std::size_t k) {
         return base + static_cast<std::iter_difference_t<I>>(k);
@@ -160,11 +194,11 @@ private:
 
 template <class T, class It, class Out, class Op, bool Exclusive>
 Out iterator_scan(scheduler& sched, const char* who, It first, It last, Out out, Op& op,
-                  const T* init, std::size_t grain) {
+                  const T* init, const loop_options& options) {
     const std::size_t n = iterator_distance(who, first, last);
     ext::check_callable(op);
     iterator_scan_leaves<T, It, Out, Op, Exclusive> leaves(first, out, op);
-    (void)run_scan<T>(sched, n, grain, init, leaves, op);
+    (void)run_scan<T>(who, sched, n, options, init, leaves, op);
     return out + static_cast<std::iter_difference_t<Out>>(n);
 }
 
@@ -179,6 +213,13 @@ public:
     }
     std::optional<T> scan(std::size_t lo, std::size_t hi, const T* carry, loop_failure& failure) {
         return call(lo, hi, carry != nullptr ? *carry : m_identity, true, failure);
+    }
+    // The body reads a block once per call: final from the carry, then pre from the identity.
+    std::optional<T> scan_and_sum(std::size_t lo, std::size_t hi, const T& carry,
+                                  loop_failure& failure) {
+        if (!call(lo, hi, carry, true, failure))
+            return std::nullopt;
+        return sum(lo, hi, failure);
     }
 
 private:
@@ -206,50 +247,50 @@ private:
 // --- inclusive_scan ------------------------------------------------------------------------------
 
 template <std::random_access_iterator It, class Out, class... G>
-requires detail::scan_output<Out, std::iter_value_t<It>> && detail::grain_tail<G...> &&
+requires detail::scan_output<Out, std::iter_value_t<It>> && detail::scan_tail<G...> &&
     detail::scan_op<detail::scan_plus, std::iter_value_t<It>, It>
         Out inclusive_scan(scheduler& sched, It first, It last, Out out, G... g) {
     detail::scan_plus op;
     return detail::iterator_scan<std::iter_value_t<It>, It, Out, detail::scan_plus, false>(
-        sched, "fj::inclusive_scan", first, last, out, op, nullptr, detail::grain_of(g...));
+        sched, "fj::inclusive_scan", first, last, out, op, nullptr,
+        detail::make_loop_options(g...));
 }
 
 template <std::random_access_iterator It, class Out, class Op, class... G>
-requires detail::scan_output<Out, std::iter_value_t<It>> && detail::grain_tail<G...> &&
+requires detail::scan_output<Out, std::iter_value_t<It>> && detail::scan_tail<G...> &&
     detail::scan_op<Op, std::iter_value_t<It>, It>
         Out inclusive_scan(scheduler& sched, It first, It last, Out out, Op&& op, G... g) {
     return detail::iterator_scan<std::iter_value_t<It>, It, Out, Op, false>(
-        sched, "fj::inclusive_scan", first, last, out, op, nullptr, detail::grain_of(g...));
+        sched, "fj::inclusive_scan", first, last, out, op, nullptr,
+        detail::make_loop_options(g...));
 }
 
 template <std::random_access_iterator It, class Out, class Op, class T, class... G>
-requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
-    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
-        Op, std::decay_t<T>, It> Out
+requires(!detail::loop_option<T>) && detail::scan_output<Out, std::decay_t<T>>&& detail::scan_tail<
+                                         G...>&& detail::scan_op<Op, std::decay_t<T>, It> Out
     inclusive_scan(scheduler& sched, It first, It last, Out out, Op&& op, T&& init, G... g) {
     const std::decay_t<T> carry(std::forward<T>(init));
     return detail::iterator_scan<std::decay_t<T>, It, Out, Op, false>(
-        sched, "fj::inclusive_scan", first, last, out, op, &carry, detail::grain_of(g...));
+        sched, "fj::inclusive_scan", first, last, out, op, &carry, detail::make_loop_options(g...));
 }
 
 template <std::random_access_iterator It, class Out, class... G>
-requires detail::scan_output<Out, std::iter_value_t<It>> && detail::grain_tail<G...> &&
+requires detail::scan_output<Out, std::iter_value_t<It>> && detail::scan_tail<G...> &&
     detail::scan_op<detail::scan_plus, std::iter_value_t<It>, It>
         Out inclusive_scan(It first, It last, Out out, G... g) {
     return fj::inclusive_scan(current_scheduler(), first, last, out, g...);
 }
 
 template <std::random_access_iterator It, class Out, class Op, class... G>
-requires detail::scan_output<Out, std::iter_value_t<It>> && detail::grain_tail<G...> &&
+requires detail::scan_output<Out, std::iter_value_t<It>> && detail::scan_tail<G...> &&
     detail::scan_op<Op, std::iter_value_t<It>, It>
         Out inclusive_scan(It first, It last, Out out, Op&& op, G... g) {
     return fj::inclusive_scan(current_scheduler(), first, last, out, op, g...);
 }
 
 template <std::random_access_iterator It, class Out, class Op, class T, class... G>
-requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
-    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
-        Op, std::decay_t<T>, It> Out
+requires(!detail::loop_option<T>) && detail::scan_output<Out, std::decay_t<T>>&& detail::scan_tail<
+                                         G...>&& detail::scan_op<Op, std::decay_t<T>, It> Out
     inclusive_scan(It first, It last, Out out, Op&& op, T&& init, G... g) {
     return fj::inclusive_scan(current_scheduler(), first, last, out, op, std::forward<T>(init),
                               g...);
@@ -258,18 +299,17 @@ requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
 // --- exclusive_scan ------------------------------------------------------------------------------
 
 template <std::random_access_iterator It, class Out, class T, class Op, class... G>
-requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
-    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
-        Op, std::decay_t<T>, It> Out
+requires(!detail::loop_option<T>) && detail::scan_output<Out, std::decay_t<T>>&& detail::scan_tail<
+                                         G...>&& detail::scan_op<Op, std::decay_t<T>, It> Out
     exclusive_scan(scheduler& sched, It first, It last, Out out, T&& init, Op&& op, G... g) {
     const std::decay_t<T> carry(std::forward<T>(init));
     return detail::iterator_scan<std::decay_t<T>, It, Out, Op, true>(
-        sched, "fj::exclusive_scan", first, last, out, op, &carry, detail::grain_of(g...));
+        sched, "fj::exclusive_scan", first, last, out, op, &carry, detail::make_loop_options(g...));
 }
 
 template <std::random_access_iterator It, class Out, class T, class... G>
-requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
-    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
+requires(!detail::loop_option<T>) &&
+    detail::scan_output<Out, std::decay_t<T>>&& detail::scan_tail<G...>&& detail::scan_op<
         detail::scan_plus, std::decay_t<T>, It> Out
     exclusive_scan(scheduler& sched, It first, It last, Out out, T&& init, G... g) {
     return fj::exclusive_scan(sched, first, last, out, std::forward<T>(init), detail::scan_plus{},
@@ -277,17 +317,16 @@ requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
 }
 
 template <std::random_access_iterator It, class Out, class T, class Op, class... G>
-requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
-    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
-        Op, std::decay_t<T>, It> Out
+requires(!detail::loop_option<T>) && detail::scan_output<Out, std::decay_t<T>>&& detail::scan_tail<
+                                         G...>&& detail::scan_op<Op, std::decay_t<T>, It> Out
     exclusive_scan(It first, It last, Out out, T&& init, Op&& op, G... g) {
     return fj::exclusive_scan(current_scheduler(), first, last, out, std::forward<T>(init), op,
                               g...);
 }
 
 template <std::random_access_iterator It, class Out, class T, class... G>
-requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
-    detail::scan_output<Out, std::decay_t<T>>&& detail::grain_tail<G...>&& detail::scan_op<
+requires(!detail::loop_option<T>) &&
+    detail::scan_output<Out, std::decay_t<T>>&& detail::scan_tail<G...>&& detail::scan_op<
         detail::scan_plus, std::decay_t<T>, It> Out
     exclusive_scan(It first, It last, Out out, T&& init, G... g) {
     return fj::exclusive_scan(current_scheduler(), first, last, out, std::forward<T>(init),
@@ -297,35 +336,41 @@ requires(!std::same_as<std::remove_cvref_t<T>, grain>) &&
 // --- parallel_scan: oneTBB's functional form
 // ------------------------------------------------------
 
-template <std::integral Index, class T, class Body, class Combine>
-requires std::convertible_to < std::invoke_result_t < Body&, const blocked_range<Index>
+template <std::integral Index, class T, class Body, class Combine, class... S>
+requires detail::stop_tail<S...> && std::convertible_to < std::invoke_result_t < Body&,
+    const blocked_range<Index>
 &, const std::decay_t<T>&, bool >,
     std::decay_t < T >>
         &&std::convertible_to<
             std::invoke_result_t<Combine&, const std::decay_t<T>&, const std::decay_t<T>&>,
             std::decay_t<T>>
             std::decay_t<T> parallel_scan(scheduler& sched, const blocked_range<Index>& range,
-                                          T&& identity, Body&& body, Combine&& combine) {
+                                          T&& identity, Body&& body, Combine&& combine,
+                                          S&&... stop) {
     using V = std::decay_t<T>;
     ext::check_callable(body);
     ext::check_callable(combine);
     const V id(std::forward<T>(identity));
     detail::range_scan_leaves<Index, V, std::remove_reference_t<Body>> leaves(range, id, body);
-    std::optional<V> total =
-        detail::run_scan<V>(sched, range.size(), range.grain(), &id, leaves, combine);
+    detail::loop_options options = detail::make_loop_options(std::forward<S>(stop)...);
+    options.grain = range.grain();
+    std::optional<V> total = detail::run_scan<V>("fj::parallel_scan", sched, range.size(), options,
+                                                 &id, leaves, combine);
     return total ? std::move(*total) : id;
 }
 
-template <std::integral Index, class T, class Body, class Combine>
-requires std::convertible_to < std::invoke_result_t < Body&, const blocked_range<Index>
+template <std::integral Index, class T, class Body, class Combine, class... S>
+requires detail::stop_tail<S...> && std::convertible_to < std::invoke_result_t < Body&,
+    const blocked_range<Index>
 &, const std::decay_t<T>&, bool >,
     std::decay_t < T >>
         &&std::convertible_to<
             std::invoke_result_t<Combine&, const std::decay_t<T>&, const std::decay_t<T>&>,
             std::decay_t<T>>
             std::decay_t<T> parallel_scan(const blocked_range<Index>& range, T&& identity,
-                                          Body&& body, Combine&& combine) {
-    return fj::parallel_scan(current_scheduler(), range, std::forward<T>(identity), body, combine);
+                                          Body&& body, Combine&& combine, S&&... stop) {
+    return fj::parallel_scan(current_scheduler(), range, std::forward<T>(identity), body, combine,
+                             std::forward<S>(stop)...);
 }
 
 } // namespace fj

@@ -1,32 +1,41 @@
-// The two-pass prefix scan behind fj::inclusive_scan, fj::exclusive_scan and fj::parallel_scan.
+// The prefix scan behind fj::inclusive_scan, fj::exclusive_scan and fj::parallel_scan: one pass
+// over the blocks whose carry is known when they start, two over the others, with results that do
+// not depend on which was which (docs/design.md#scan).
 //
-// Blocks: [0, n) is cut into B blocks of equal size (the first n % B one longer), B depending only
-// on n and the grain. A fixed binary tree over the block numbers (halving [a, b) at a + (b - a) /
-// 2) decides every combine:
+// What is computed (a function of n and the grain alone, hence the same bits on any number of
+// workers): [0, n) is cut into B blocks of equal size (the first n % B one longer). Block k's sum
+// s_k is its fold from its first element, left to right. The carries are the left fold of the
+// block sums: c_0 is the initial carry (none, or init), c_{k+1} = c_k op s_k (s_0 when there is no
+// c_0). Block k's outputs run from c_k, left to right.
 //
-//   1. Up-sweep: each block is folded left to right into its sum; each inner node stores its left
-//      child's sum, in slot m - 1 for the node split at block m (every block boundary is the split
-//      of exactly one node, so B - 1 slots), and returns combine(left, right) if its parent needs
-//      it. Nodes on the tree's right edge are never a left child: their sums (and the last
-//      block's) are not computed.
-//   2. Down-sweep: the root gets the initial carry (none, or init); a node gives its left child
-//      its own carry and its right child combine(carry, slot); a block is scanned left to right
-//      from its carry, writing the outputs.
-//
-// Work: about 2n + 2B combines against n for a serial scan; span O(n / B + log B). Determinism:
-// the blocks, the tree and the order inside every combine are functions of (n, grain) alone; a
-// steal changes who computes a node, never what, so the bits are the same for any worker count.
+// How (the steps of design.md#scan), for a range of blocks [a, b) whose carry is known:
+//   1. One block: scanned from its carry in one pass; each element is read once and feeds two
+//      folds, the outputs' from the carry and the block's own sum, which makes the next carry.
+//   2. Several: halved; the left half is scanned from the carry (by this worker, inline) and
+//      yields the right half's carry.
+//   3. The right half, when it starts after the left half has finished (the usual case: not
+//      stolen, or stolen late), goes on as 1-2 from that carry. One that starts while its left
+//      half still runs (stolen) cannot know its carry: it only sums its blocks (read-only, in
+//      parallel, recursively halved).
+//   4. After both halves have joined, the carries of the summed blocks are the left fold of their
+//      sums from the left half's carry (a chain of one combine per block), and the blocks are then
+//      scanned from them in parallel.
+// One worker never takes step 3: every block is read once. The block sums a one-pass block
+// computes (two folds per element) cost work, not memory traffic; the last block's sum is never
+// needed and never computed.
 //
 // Failures are recorded by position in a loop_failure, as the other loops do: a block's fold or
-// scan at the element that threw, a node's combine at the first element of its right child (the
-// element that combine brings in). Pass 1 skips blocks at or above the lowest failure; pass 2 then
-// still runs the blocks below it (their carries need only blocks below, all of which completed),
-// so the caller gets the lowest position that throws in either pass, and the outputs below the
-// block of the first failure are written.
+// scan at the element that threw, a carry's combine at the first element of the block it is
+// for. Blocks at or above the lowest failure are not started; every block below it still gets
+// its carry (which needs blocks below it only) and its outputs, so the caller gets the lowest
+// position that throws and the outputs below the block of the first failure.
 #pragma once
 
 #include "loop_failure.hpp"
+#include "loop_options.hpp"
+#include "tracked_run.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <exception>
 #include <optional>
@@ -47,24 +56,27 @@ constexpr std::size_t default_scan_grain(std::size_t n) noexcept {
     return even < k_min_block ? k_min_block : even;
 }
 
-// Leaves supplies the per-block work over element offsets [lo, hi):
-//   std::optional<T> sum(lo, hi, failure)                    pass 1: the block's fold
-//   std::optional<T> scan(lo, hi, const T* carry, failure)   pass 2: writes the outputs; returns
-//                                                            the running value at the block's end
-// Each catches what it calls, records it in `failure` and returns std::nullopt.
+// Leaves supplies the per-block work over element offsets [lo, hi); each catches what it calls,
+// records it in `failure` and returns std::nullopt:
+//   std::optional<T> sum(lo, hi, failure)              the block's sum (reads only)
+//   std::optional<T> scan(lo, hi, const T* carry, failure)
+//                     writes the outputs from `carry` (nullptr: none, the first element starts
+//                     the fold); returns the running value at the block's end
+//   std::optional<T> scan_and_sum(lo, hi, const T& carry, failure)
+//                     writes the outputs from `carry`; returns the block's sum, bit for bit what
+//                     sum(lo, hi) returns
+// With no carry, the running value at the end of a block is its sum.
 template <class T, class Leaves, class Combine>
 class scan_tree {
 public:
     scan_tree(fj::scheduler& sched, std::size_t n, std::size_t grain, Leaves& leaves,
               Combine& combine, loop_failure& failure)
         : m_sched(sched), m_n(n), m_blocks(n / grain + (n % grain != 0)), m_short(n / m_blocks),
-          m_long_blocks(n % m_blocks), m_leaves(leaves), m_combine(combine), m_failure(failure),
-          m_slots(m_blocks - 1) {}
+          m_long_blocks(n % m_blocks), m_leaves(leaves), m_combine(combine), m_failure(failure) {}
 
-    // Both passes; the last block's running value, if every block was scanned.
+    // The running value at the last block's end, if every block was scanned.
     std::optional<T> run(const T* initial_carry) {
-        (void)up(0, m_blocks, false);
-        down(0, m_blocks, initial_carry);
+        (void)scan_known(0, m_blocks, initial_carry);
         return std::move(m_total);
     }
 
@@ -73,62 +85,127 @@ private:
     std::size_t start(std::size_t k) const noexcept {
         return k * m_short + (k < m_long_blocks ? k : m_long_blocks);
     }
+    bool cancelled(std::size_t k) const noexcept { return start(k) >= m_failure.limit(); }
 
-    std::optional<T> up(std::size_t a, std::size_t b, bool needed) {
-        if (start(a) >= m_failure.limit())
-            return std::nullopt; // cancelled: nothing here is read
-        if (b - a == 1)
-            return needed ? m_leaves.sum(start(a), start(b), m_failure) : std::nullopt;
-        const std::size_t m = a + (b - a) / 2;
-        auto [left, right] =
-            m_sched.join([&] { return up(a, m, true); }, [&] { return up(m, b, needed); });
-        if (!left)
-            return std::nullopt;
-        if (!needed || !right) {
-            m_slots[m - 1] = std::move(left);
-            return std::nullopt;
-        }
-        m_slots[m - 1] = *left;
+    // carry op sum, recorded at block k's first element if it throws.
+    std::optional<T> next_carry(const T* carry, std::optional<T>&& sum, std::size_t k) {
+        if (!sum || carry == nullptr)
+            return std::move(sum);
         try {
-            return T(ext::invoke(m_combine, std::as_const(*left), std::as_const(*right)));
+            return T(ext::invoke(m_combine, *carry, std::as_const(*sum)));
         } catch (...) {
-            m_failure.record(start(m), std::current_exception());
+            m_failure.record(start(k), std::current_exception());
             return std::nullopt;
         }
     }
 
-    void down(std::size_t a, std::size_t b, const T* carry) {
-        if (start(a) >= m_failure.limit())
+    // Steps 1-3: scans blocks [a, b) from `carry` (block a's) and returns block b's carry (nullopt
+    // if b is the last block, where the total is kept instead, or after a failure).
+    std::optional<T> scan_known(std::size_t a, std::size_t b, const T* carry) {
+        if (cancelled(a))
+            return std::nullopt;
+        if (b - a == 1)
+            return scan_block(a, carry);
+        const std::size_t m = a + (b - a) / 2;
+        std::optional<T> mid_carry;
+        std::optional<T> end_carry;
+        // release (left, after writing mid_carry) / acquire (right): a right half that sees the
+        // flag reads mid_carry; one that does not only sums its blocks, and its continuation reads
+        // mid_carry after the join.
+        std::atomic<bool> left_done{false};
+        bool summed = false;
+        m_sched.join(
+            [&] {
+                mid_carry = scan_known(a, m, carry);
+                left_done.store(true, std::memory_order_release);
+            },
+            [&] {
+                if (left_done.load(std::memory_order_acquire)) {
+                    if (mid_carry)
+                        end_carry = scan_known(m, b, &*mid_carry);
+                    return;
+                }
+                summed = true;
+                sum_blocks(m, b);
+            });
+        if (summed && mid_carry)
+            end_carry = scan_summed(m, b, *mid_carry);
+        return end_carry;
+    }
+
+    // One block from a known carry; its sum only where a later block needs it.
+    std::optional<T> scan_block(std::size_t k, const T* carry) {
+        const std::size_t limit = m_failure.limit();
+        const std::size_t hi = start(k + 1) < limit ? start(k + 1) : limit;
+        if (hi <= start(k)) // the limit fell to this block's start since the check
+            return std::nullopt;
+        if (k + 1 == m_blocks || carry == nullptr) {
+            std::optional<T> last = m_leaves.scan(start(k), hi, carry, m_failure);
+            if (k + 1 == m_blocks) {
+                if (hi == m_n)
+                    m_total = std::move(last);
+                return std::nullopt;
+            }
+            return hi == start(k + 1) ? std::move(last) : std::nullopt;
+        }
+        std::optional<T> sum = m_leaves.scan_and_sum(start(k), hi, *carry, m_failure);
+        if (hi != start(k + 1))
+            return std::nullopt;
+        return next_carry(carry, std::move(sum), k + 1);
+    }
+
+    // Step 3: the sums of blocks [a, b), but for the last block's, which no carry needs.
+    void sum_blocks(std::size_t a, std::size_t b) {
+        if (cancelled(a))
+            return;
+        if (b - a == 1) {
+            if (a + 1 < m_blocks && start(a + 1) <= m_failure.limit())
+                m_slots[a] = m_leaves.sum(start(a), start(a + 1), m_failure);
+            return;
+        }
+        const std::size_t m = a + (b - a) / 2;
+        m_sched.join([&] { sum_blocks(a, m); }, [&] { sum_blocks(m, b); });
+    }
+
+    // Step 4: blocks [a, b) were summed; turns their sums into their carries, left to right from
+    // `carry` (block a's), scans them in parallel, and returns block b's carry.
+    std::optional<T> scan_summed(std::size_t a, std::size_t b, const T& carry) {
+        std::optional<T> running(carry);
+        std::size_t ready = a; // blocks [a, ready) have their carry in their slot
+        while (ready < b && !cancelled(ready)) {
+            std::optional<T> next;
+            if (ready + 1 < m_blocks) {
+                next = next_carry(&*running, std::move(m_slots[ready]), ready + 1);
+                if (!next) {
+                    m_slots[ready] = std::move(running);
+                    ++ready;
+                    break;
+                }
+            }
+            m_slots[ready] = std::move(running);
+            running = std::move(next);
+            ++ready;
+        }
+        if (ready > a)
+            scan_from_slots(a, ready);
+        return ready == b ? std::move(running) : std::nullopt;
+    }
+
+    void scan_from_slots(std::size_t a, std::size_t b) {
+        if (cancelled(a))
             return;
         if (b - a == 1) {
             const std::size_t limit = m_failure.limit();
-            const std::size_t hi = start(b) < limit ? start(b) : limit;
-            std::optional<T> last = m_leaves.scan(start(a), hi, carry, m_failure);
-            if (b == m_blocks && hi == m_n)
+            const std::size_t hi = start(a + 1) < limit ? start(a + 1) : limit;
+            if (hi <= start(a))
+                return;
+            std::optional<T> last = m_leaves.scan(start(a), hi, &*m_slots[a], m_failure);
+            if (a + 1 == m_blocks && hi == m_n)
                 m_total = std::move(last);
             return;
         }
         const std::size_t m = a + (b - a) / 2;
-        // Pass 1 completed every block below the lowest failure, so the slot is set whenever
-        // the right child starts below the limit.
-        std::optional<T> right_carry;
-        if (start(m) < m_failure.limit() && m_slots[m - 1]) {
-            try {
-                if (carry == nullptr)
-                    right_carry.emplace(*m_slots[m - 1]);
-                else
-                    right_carry.emplace(static_cast<T>(
-                        ext::invoke(m_combine, *carry, std::as_const(*m_slots[m - 1]))));
-            } catch (...) {
-                m_failure.record(start(m), std::current_exception());
-            }
-        }
-        if (!right_carry) {
-            down(a, m, carry);
-            return;
-        }
-        const T* rc = &*right_carry;
-        m_sched.join([&] { down(a, m, carry); }, [&] { down(m, b, rc); });
+        m_sched.join([&] { scan_from_slots(a, m); }, [&] { scan_from_slots(m, b); });
     }
 
     fj::scheduler& m_sched;
@@ -139,26 +216,27 @@ private:
     Leaves& m_leaves;
     Combine& m_combine;
     loop_failure& m_failure;
-    // Written in pass 1 by the node that owns the slot, read in pass 2: the joins in between
-    // order them.
-    std::vector<std::optional<T>> m_slots;
+    // Block k's sum (step 3), then its carry (step 4), for summed blocks only. Each slot is
+    // written and read by tasks that a join orders.
+    std::vector<std::optional<T>> m_slots = std::vector<std::optional<T>>(m_blocks);
     std::optional<T> m_total; // written by the last block's scan only
 };
 
-// Scans [0, n) on sched with the given grain (0 = the default) from `initial_carry` (nullptr:
-// none) and rethrows the lowest-position failure once every started block has finished.
+// Scans [0, n) on sched with the options' grain (0 = the default) from `initial_carry` (nullptr:
+// none), stopping early on the options' stop token, and rethrows the lowest-position failure
+// (or fj::operation_cancelled naming `who`) once every started block has finished.
 template <class T, class Leaves, class Combine>
-std::optional<T> run_scan(fj::scheduler& sched, std::size_t n, std::size_t grain,
-                          const T* initial_carry, Leaves& leaves, Combine& combine) {
-    if (n == 0)
-        return std::nullopt;
+std::optional<T> run_scan(const char* who, fj::scheduler& sched, std::size_t n,
+                          const loop_options& options, const T* initial_carry, Leaves& leaves,
+                          Combine& combine) {
     loop_failure failure;
-    scan_tree<T, Leaves, Combine> tree(sched, n, grain == 0 ? default_scan_grain(n) : grain, leaves,
-                                       combine, failure);
-    auto run = [&] { return tree.run(initial_carry); };
-    std::optional<T> total = sched.on_worker_thread() ? run() : sched.submit(run).get();
-    failure.rethrow_if_failed("fj::parallel_scan");
-    return total;
+    const std::size_t grain = options.grain == 0 ? default_scan_grain(n) : options.grain;
+    auto run = [&] {
+        scan_tree<T, Leaves, Combine> tree(sched, n, grain, leaves, combine, failure);
+        return tree.run(initial_carry);
+    };
+    return run_tracked<std::optional<T>>(who, sched, options.stop, failure, n == 0, std::nullopt,
+                                         run);
 }
 
 } // namespace fj::detail
