@@ -1,10 +1,12 @@
 // storage_bench: fj::inclusive_scan against oneTBB's tbb::parallel_scan and the serial
-// std::inclusive_scan; the body-style fj::parallel_scan(range, body) against
+// std::inclusive_scan; the functional fj::parallel_scan against the same tbb::parallel_scan with
+// the same body; the body-style fj::parallel_scan(range, body) against
 // tbb::parallel_scan(range, body) with the same body; and fj::combinable against tbb::combinable
 // on a histogram with local() per key (storage_workloads.hpp;
 // docs/performance-algorithms.md#scan-and-per-thread-storage).
 //
-//   storage_bench [--rounds 9] [--workers 1,2] [--n 20000000] [--only scan,body_scan,histogram]
+//   storage_bench [--rounds 9] [--workers 1,2] [--n 20000000] [--only
+//   scan,functional_scan,body_scan,histogram]
 //
 // One run: every runner (serial, then each competitor at each worker count) keeps its pool, and
 // the rounds are interleaved, the start rotating each round, so a slow phase of the machine hits
@@ -17,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -32,6 +35,9 @@ class serial_runner final : public fj_perf::storage_runner {
 public:
     void scan(const std::vector<double>& in, std::vector<double>& out) override {
         std::inclusive_scan(in.begin(), in.end(), out.begin());
+    }
+    void functional_scan(const std::vector<double>& in, std::vector<double>& out) override {
+        scan(in, out);
     }
     double body_scan(const std::vector<double>& in, std::vector<double>& out) override {
         fj_perf::prefix_sum_body body(in.data(), out.data());
@@ -52,6 +58,11 @@ public:
 
     void scan(const std::vector<double>& in, std::vector<double>& out) override {
         fj::inclusive_scan(m_pool, in.begin(), in.end(), out.begin());
+    }
+
+    void functional_scan(const std::vector<double>& in, std::vector<double>& out) override {
+        fj::parallel_scan(m_pool, fj::blocked_range<std::size_t>{0, in.size()}, 0.0,
+                          fj_perf::prefix_sum_function{in.data(), out.data()}, std::plus<>{});
     }
 
     double body_scan(const std::vector<double>& in, std::vector<double>& out) override {
@@ -88,14 +99,14 @@ struct options {
     int rounds = 9;
     std::vector<int> workers{1, 2};
     std::size_t n = fj_perf::k_scan_n;
-    std::vector<std::string> only{"scan", "body_scan", "histogram"};
+    std::vector<std::string> only{"scan", "functional_scan", "body_scan", "histogram"};
 };
 
 options parse(int argc, char** argv) {
-    const fj_perf::driver_cli cli(
-        "storage_bench",
-        "[--rounds 9] [--workers 1,2] [--n 20000000] [--only scan,body_scan,histogram]", argc,
-        argv);
+    const fj_perf::driver_cli cli("storage_bench",
+                                  "[--rounds 9] [--workers 1,2] [--n 20000000] [--only "
+                                  "scan,functional_scan,body_scan,histogram]",
+                                  argc, argv);
     options o;
     cli.for_each_option([&](const std::string& name, const std::string& value) {
         if (name == "--rounds") {
@@ -173,7 +184,7 @@ int main(int argc, char** argv) {
     const auto wanted = [&](const char* part) {
         return std::find(o.only.begin(), o.only.end(), part) != o.only.end();
     };
-    if (wanted("scan") || wanted("body_scan")) {
+    if (wanted("scan") || wanted("functional_scan") || wanted("body_scan")) {
         const auto in = fj_perf::scan_input(o.n);
         std::vector<double> expected(o.n), out(o.n);
         std::inclusive_scan(in.begin(), in.end(), expected.begin());
@@ -193,6 +204,17 @@ int main(int argc, char** argv) {
                 check("scan");
             });
             report("scan (inclusive prefix sum of doubles)", rows);
+        }
+        if (wanted("functional_scan")) {
+            std::vector<row> rows = make_rows(o);
+            interleave(rows, o.rounds, [&](fj_perf::storage_runner& r) {
+                std::fill(out.begin(), out.end(), -1.0);
+                r.functional_scan(in, out);
+                check("functional_scan");
+            });
+            report("functional_scan (the same body through parallel_scan(range, identity, body, "
+                   "combine))",
+                   rows);
         }
         if (wanted("body_scan")) {
             std::vector<row> rows = make_rows(o);

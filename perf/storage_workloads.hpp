@@ -5,6 +5,10 @@
 //              std::inclusive_scan to a relative 1e-9 (the parallel scans add in another order).
 //   body_scan  the same prefix sum through the body-style scan (oneTBB's parallel_scan(range,
 //              body)), one body type for both libraries: prefix_sum_body below. Checked as scan.
+//   functional_scan
+//              the same prefix sum through oneTBB's functional form, parallel_scan(range,
+//              identity, body, combine), with prefix_sum_function below in both libraries (oneTBB's
+//              scan row already is this form). Checked as scan.
 //   histogram  n keys into 256 bins, one per-thread histogram (a combinable of 256 counters) with
 //              local() called for every key, then combined. Checked exactly against the serial
 //              count.
@@ -71,12 +75,30 @@ struct prefix_sum_body {
     void assign(prefix_sum_body& b) { sum = b.sum; }
 };
 
+// oneTBB's functional scan body, (range, sum, is_final) -> sum, for both libraries.
+struct prefix_sum_function {
+    const double* in;
+    double* out;
+
+    template <class Range>
+    double operator()(const Range& r, double sum, bool is_final) const {
+        for (auto i = r.begin(); i != r.end(); ++i) {
+            sum += in[i];
+            if (is_final)
+                out[i] = sum;
+        }
+        return sum;
+    }
+};
+
 class storage_runner {
 public:
     virtual ~storage_runner() = default;
     virtual void scan(const std::vector<double>& in, std::vector<double>& out) = 0;
     // The body-style scan with prefix_sum_body; returns the body's final state (the total).
     virtual double body_scan(const std::vector<double>& in, std::vector<double>& out) = 0;
+    // The functional parallel_scan with prefix_sum_function.
+    virtual void functional_scan(const std::vector<double>& in, std::vector<double>& out) = 0;
     virtual histogram count(const std::vector<std::uint32_t>& keys) = 0;
 };
 

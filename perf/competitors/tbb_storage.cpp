@@ -20,18 +20,13 @@ public:
 
     void scan(const std::vector<double>& in, std::vector<double>& out) override {
         m_arena.execute([&] {
-            tbb::parallel_scan(
-                tbb::blocked_range<std::size_t>(0, in.size()), 0.0,
-                [&](const tbb::blocked_range<std::size_t>& r, double sum, bool is_final) {
-                    for (std::size_t i = r.begin(); i != r.end(); ++i) {
-                        sum += in[i];
-                        if (is_final)
-                            out[i] = sum;
-                    }
-                    return sum;
-                },
-                std::plus<>{});
+            tbb::parallel_scan(tbb::blocked_range<std::size_t>(0, in.size()), 0.0,
+                               fj_perf::prefix_sum_function{in.data(), out.data()}, std::plus<>{});
         });
+    }
+
+    void functional_scan(const std::vector<double>& in, std::vector<double>& out) override {
+        scan(in, out);
     }
 
     double body_scan(const std::vector<double>& in, std::vector<double>& out) override {
