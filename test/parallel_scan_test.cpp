@@ -2,6 +2,7 @@
 // size and grain (0, 1, primes, block edges, 10^6), in place, with a non-commutative operator;
 // bit-identical floating-point results across worker counts and runs; the lowest throwing position
 // wins; bad input.
+#include "index_iterator.hpp"
 #include "support.hpp"
 
 #include <cmath>
@@ -9,7 +10,6 @@
 #include <cstring>
 #include <functional>
 #include <numeric>
-#include <ranges>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -206,34 +206,36 @@ TEST(parallel_scan_determinism, same_bits_for_any_worker_count_and_any_run) {
     EXPECT_NEAR(serial.back(), parallel.back(), 1e-9);
 }
 
-// The input seen through a view that counts every read and, when asked, holds the read of
-// element 0 until a read from the upper half has started: with two workers that upper half can
-// only have been stolen while its left half ran, which forces the sum-then-scan path.
+// Reads the input, counting every read and, when asked, holding the read of element 0 until a
+// read from the upper half has started: with two workers that upper half can only have been
+// stolen while its left half ran, which forces the sum-then-scan path.
 class read_probe {
 public:
     explicit read_probe(const std::vector<double>& in) : m_in(in) {}
 
-    auto view(bool hold_first) {
+    fj_test::index_range<read_probe> view(bool hold_first) {
         m_reads = 0;
         m_upper_read = false;
-        const int n = static_cast<int>(m_in.size());
-        return std::views::iota(0, n) | std::views::transform([this, n, hold_first](int i) {
-                   m_reads.fetch_add(1, std::memory_order_relaxed);
-                   if (i >= n / 2)
-                       m_upper_read.store(true);
-                   if (i == 0 && hold_first)
-                       (void)fj_test::spin_until([&] { return m_upper_read.load(); },
-                                                 std::chrono::seconds(10));
-                   return m_in[static_cast<std::size_t>(i)];
-               });
+        m_hold_first = hold_first;
+        return {*this, m_in.size()};
+    }
+    double operator()(std::size_t i) const {
+        m_reads.fetch_add(1, std::memory_order_relaxed);
+        if (i >= m_in.size() / 2)
+            m_upper_read.store(true);
+        if (i == 0 && m_hold_first)
+            (void)fj_test::spin_until([&] { return m_upper_read.load(); },
+                                      std::chrono::seconds(10));
+        return m_in[i];
     }
     std::size_t reads() const { return m_reads.load(); }
     bool upper_read() const { return m_upper_read.load(); }
 
 private:
     const std::vector<double>& m_in;
-    std::atomic<std::size_t> m_reads{0};
-    std::atomic<bool> m_upper_read{false};
+    bool m_hold_first = false; // set before a scan starts; the scan's tasks only read it
+    mutable std::atomic<std::size_t> m_reads{0};
+    mutable std::atomic<bool> m_upper_read{false};
 };
 
 template <class Scan>

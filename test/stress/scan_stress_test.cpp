@@ -4,6 +4,7 @@
 // first), and scans whose operator throws at a random element (that exception, and every output
 // below its block written). Reads are slowed at random elements so that the blocks' paths change
 // from round to round.
+#include "index_iterator.hpp"
 #include "progress_watchdog.hpp"
 #include "stress_seed.hpp"
 #include "support.hpp"
@@ -15,7 +16,6 @@
 #include <functional>
 #include <numeric>
 #include <random>
-#include <ranges>
 #include <stdexcept>
 #include <vector>
 
@@ -43,24 +43,24 @@ round_shape random_shape(std::mt19937_64& random) {
     return {n, grain, 500 + random() % 5'000};
 }
 
-// The input through a view that spins briefly at every `slow_every`-th element, so that which
-// worker reaches which block, and so which blocks are summed before they are scanned, varies.
-// Counts the reads in `reads`: more than n means some blocks were summed, then scanned.
-template <class T>
-auto slowed(const std::vector<T>& in, std::size_t slow_every, std::atomic<std::size_t>& reads) {
-    const int n = static_cast<int>(in.size());
-    return std::views::iota(0, n) | std::views::transform([&in, slow_every, &reads](int i) {
-               reads.fetch_add(1, std::memory_order_relaxed);
-               const auto k = static_cast<std::size_t>(i);
-               if (k % slow_every == 0) {
-                   const auto until =
-                       std::chrono::steady_clock::now() + std::chrono::microseconds(20);
-                   while (std::chrono::steady_clock::now() < until) {
-                   }
-               }
-               return in[k];
-           });
-}
+// Reads the input, spinning briefly at every `slow_every`-th element, so that which worker
+// reaches which block, and so which blocks are summed before they are scanned, varies. Counts the
+// reads in `reads`: more than n means some blocks were summed, then scanned.
+struct slowed_reader {
+    const std::vector<double>* in;
+    std::size_t slow_every;
+    std::atomic<std::size_t>* reads;
+
+    double operator()(std::size_t k) const {
+        reads->fetch_add(1, std::memory_order_relaxed);
+        if (k % slow_every == 0) {
+            const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+            while (std::chrono::steady_clock::now() < until) {
+            }
+        }
+        return (*in)[k];
+    }
+};
 
 template <class Scan>
 std::vector<double> scanned(std::size_t n, Scan&& scan) {
@@ -118,7 +118,8 @@ TEST_P(scan_stress_test, results_match_the_serial_scan_and_one_worker_bits) {
         auto run = [&](fj::scheduler& p, bool slow) {
             reads = 0;
             return scanned(s.n, [&](std::vector<double>& o) {
-                auto v = slowed(reals, slow ? s.slow_every : s.n + 1, reads);
+                const slowed_reader read{&reals, slow ? s.slow_every : s.n + 1, &reads};
+                const fj_test::index_range v(read, s.n);
                 if (default_grain)
                     fj::inclusive_scan(p, v.begin(), v.end(), o.begin(), std::plus<>{}, 0.5);
                 else
