@@ -1,4 +1,4 @@
-// expect: body must be callable as body.piece, fj::pre_scan_tag. and body.piece, fj::final_scan_tag.
+// expect: body must be callable as body.piece, fj::pre_scan_tag. and body.piece, fj::final
 #include <forkjoin/forkjoin.hpp>
 
 // A reduction body passed to the scan: operator() takes no tag.
