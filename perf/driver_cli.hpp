@@ -1,11 +1,15 @@
 // The command line of the small standalone drivers (park_ab, join_latency): "--name value" pairs,
-// integers with a lower bound, and a usage message that ends the program with status 2.
+// integers (and lists of them) with a lower bound, and a usage message that ends the program with
+// status 2.
 #pragma once
+
+#include "measure.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <vector>
 
 namespace fj_perf {
 
@@ -42,6 +46,14 @@ public:
         } catch (const std::exception&) {
         }
         fail(name + " must be an integer >= " + std::to_string(lo) + ", got '" + value + "'");
+    }
+
+    // value as a comma-separated list of such integers ("1,2,4").
+    std::vector<int> integers(const std::string& value, int lo, const std::string& name) const {
+        std::vector<int> list;
+        for (const auto& item : split(value))
+            list.push_back(integer(item, lo, name));
+        return list;
     }
 
 private:

@@ -40,9 +40,7 @@ options parse(int argc, char** argv) {
         } else if (name == "--rounds") {
             o.rounds = cli.integer(value, 1, name);
         } else if (name == "--workers") {
-            o.workers.clear();
-            for (const auto& w : fj_perf::split(value))
-                o.workers.push_back(cli.integer(w, 1, name));
+            o.workers = cli.integers(value, 1, name);
         } else if (name == "--style") {
             o.styles = fj_perf::split(value);
             for (const auto& s : o.styles)

@@ -112,9 +112,7 @@ options parse(int argc, char** argv) {
         if (name == "--rounds") {
             o.rounds = cli.integer(value, 1, name);
         } else if (name == "--workers") {
-            o.workers.clear();
-            for (const auto& w : fj_perf::split(value))
-                o.workers.push_back(cli.integer(w, 1, name));
+            o.workers = cli.integers(value, 1, name);
         } else if (name == "--n") {
             o.n = static_cast<std::size_t>(cli.integer(value, 1, name));
         } else if (name == "--only") {

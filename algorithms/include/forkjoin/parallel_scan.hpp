@@ -93,6 +93,17 @@ concept scan_output = std::random_access_iterator<Out> && std::indirectly_writab
 template <class... Opts>
 concept scan_tail = (loop_option<Opts> && ...);
 
+// The functional parallel_scan's body(piece, sum, is_final) and combine(left, right), each giving a
+// value of the identity's (decayed) type.
+template <class Body, class Combine, class Index, class T>
+concept functional_scan_parts = std::convertible_to < std::invoke_result_t < Body&,
+        const blocked_range<Index>
+&, const std::decay_t<T>&, bool >,
+    std::decay_t < T >>
+        &&std::convertible_to<
+            std::invoke_result_t<Combine&, const std::decay_t<T>&, const std::decay_t<T>&>,
+            std::decay_t<T>>;
+
 // parallel_scan's range carries its grain: at most one trailing std::stop_token.
 template <class... S>
 concept stop_tail = sizeof...(S) <= 1 &&
@@ -337,16 +348,9 @@ requires(!detail::loop_option<T>) &&
 // ------------------------------------------------------
 
 template <std::integral Index, class T, class Body, class Combine, class... S>
-requires detail::stop_tail<S...> && std::convertible_to < std::invoke_result_t < Body&,
-    const blocked_range<Index>
-&, const std::decay_t<T>&, bool >,
-    std::decay_t < T >>
-        &&std::convertible_to<
-            std::invoke_result_t<Combine&, const std::decay_t<T>&, const std::decay_t<T>&>,
-            std::decay_t<T>>
-            std::decay_t<T> parallel_scan(scheduler& sched, const blocked_range<Index>& range,
-                                          T&& identity, Body&& body, Combine&& combine,
-                                          S&&... stop) {
+requires detail::stop_tail<S...> && detail::functional_scan_parts<Body, Combine, Index, T>
+    std::decay_t<T> parallel_scan(scheduler& sched, const blocked_range<Index>& range, T&& identity,
+                                  Body&& body, Combine&& combine, S&&... stop) {
     using V = std::decay_t<T>;
     ext::check_callable(body);
     ext::check_callable(combine);
@@ -360,15 +364,9 @@ requires detail::stop_tail<S...> && std::convertible_to < std::invoke_result_t <
 }
 
 template <std::integral Index, class T, class Body, class Combine, class... S>
-requires detail::stop_tail<S...> && std::convertible_to < std::invoke_result_t < Body&,
-    const blocked_range<Index>
-&, const std::decay_t<T>&, bool >,
-    std::decay_t < T >>
-        &&std::convertible_to<
-            std::invoke_result_t<Combine&, const std::decay_t<T>&, const std::decay_t<T>&>,
-            std::decay_t<T>>
-            std::decay_t<T> parallel_scan(const blocked_range<Index>& range, T&& identity,
-                                          Body&& body, Combine&& combine, S&&... stop) {
+requires detail::stop_tail<S...> && detail::functional_scan_parts<Body, Combine, Index, T>
+    std::decay_t<T> parallel_scan(const blocked_range<Index>& range, T&& identity, Body&& body,
+                                  Combine&& combine, S&&... stop) {
     return fj::parallel_scan(current_scheduler(), range, std::forward<T>(identity), body, combine,
                              std::forward<S>(stop)...);
 }

@@ -88,11 +88,11 @@ private:
     bool cancelled(std::size_t k) const noexcept { return start(k) >= m_failure.limit(); }
 
     // carry op sum, recorded at block k's first element if it throws.
-    std::optional<T> next_carry(const T* carry, std::optional<T>&& sum, std::size_t k) {
-        if (!sum || carry == nullptr)
-            return std::move(sum);
+    std::optional<T> next_carry(const T& carry, const std::optional<T>& sum, std::size_t k) {
+        if (!sum)
+            return std::nullopt;
         try {
-            return T(ext::invoke(m_combine, *carry, std::as_const(*sum)));
+            return T(ext::invoke(m_combine, carry, *sum));
         } catch (...) {
             m_failure.record(start(k), std::current_exception());
             return std::nullopt;
@@ -151,7 +151,7 @@ private:
         std::optional<T> sum = m_leaves.scan_and_sum(start(k), hi, *carry, m_failure);
         if (hi != start(k + 1))
             return std::nullopt;
-        return next_carry(carry, std::move(sum), k + 1);
+        return next_carry(*carry, sum, k + 1);
     }
 
     // Step 3: the sums of blocks [a, b), but for the last block's, which no carry needs.
@@ -172,19 +172,13 @@ private:
     std::optional<T> scan_summed(std::size_t a, std::size_t b, const T& carry) {
         std::optional<T> running(carry);
         std::size_t ready = a; // blocks [a, ready) have their carry in their slot
-        while (ready < b && !cancelled(ready)) {
-            std::optional<T> next;
-            if (ready + 1 < m_blocks) {
-                next = next_carry(&*running, std::move(m_slots[ready]), ready + 1);
-                if (!next) {
-                    m_slots[ready] = std::move(running);
-                    ++ready;
-                    break;
-                }
-            }
-            m_slots[ready] = std::move(running);
+        while (ready < b && running && !cancelled(ready)) {
+            // No block follows the last one, so it needs no sum and ends the chain.
+            std::optional<T> next = ready + 1 < m_blocks
+                                        ? next_carry(*running, m_slots[ready], ready + 1)
+                                        : std::nullopt;
+            m_slots[ready++] = std::move(running);
             running = std::move(next);
-            ++ready;
         }
         if (ready > a)
             scan_from_slots(a, ready);
