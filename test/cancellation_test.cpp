@@ -230,7 +230,7 @@ TEST_P(cancellation_test, scans_stop_on_their_token) {
     EXPECT_THROW(fj::exclusive_scan(pool, in.begin(), in.end(), out.begin(), 0L, op,
                                     midway.get_token(), fj::grain{512}),
                  fj::operation_cancelled);
-    EXPECT_LT(applied.load(), static_cast<long>(2 * n));
+    EXPECT_LT(applied.load(), static_cast<long>(n)) << "a whole scan applies op about 2n times";
 
     std::stop_source body_stop;
     EXPECT_THROW(fj::parallel_scan(

@@ -32,8 +32,10 @@ struct scheduler_options {
     // Joins that must wait on a worker (future::get()/wait(), fj::join whose second branch was
     // stolen, reschedule_until) park the waiting task on a fiber and let the worker go on with
     // other work, instead of running unrelated tasks on top of the waiting frame
-    // (docs/design.md#parking). false: help while waiting. The FJ_PARKING environment variable
-    // (0 or 1) overrides this for every scheduler.
+    // (docs/design.md#parking). false: help while waiting, where a task that waits for a
+    // non-descendant's future (a shared_future, a promise) while its producer itself waits can
+    // hang (docs/errors.md#not-detected). The FJ_PARKING environment variable (0 or 1) overrides
+    // this for every scheduler.
     bool park_waiting_tasks = true;
 
     // Usable size of each fiber stack: a reservation (MAP_NORESERVE) of which only touched pages
