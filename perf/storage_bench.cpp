@@ -194,37 +194,31 @@ int main(int argc, char** argv) {
             if (std::abs(out.back() - expected.back()) > 1e-9 * expected.back())
                 throw std::runtime_error(std::string(what) + ": wrong total");
         };
-        if (wanted("scan")) {
+        // One row per scan form: the same input, output and check, a different call.
+        const auto scan_row = [&](const char* part, const char* title, auto call) {
+            if (!wanted(part))
+                return;
             std::vector<row> rows = make_rows(o);
             interleave(rows, o.rounds, [&](fj_perf::storage_runner& r) {
                 std::fill(out.begin(), out.end(), -1.0);
-                r.scan(in, out);
-                check("scan");
+                call(r);
+                check(part);
             });
-            report("scan (inclusive prefix sum of doubles)", rows);
-        }
-        if (wanted("functional_scan")) {
-            std::vector<row> rows = make_rows(o);
-            interleave(rows, o.rounds, [&](fj_perf::storage_runner& r) {
-                std::fill(out.begin(), out.end(), -1.0);
-                r.functional_scan(in, out);
-                check("functional_scan");
-            });
-            report("functional_scan (the same body through parallel_scan(range, identity, body, "
-                   "combine))",
-                   rows);
-        }
-        if (wanted("body_scan")) {
-            std::vector<row> rows = make_rows(o);
-            interleave(rows, o.rounds, [&](fj_perf::storage_runner& r) {
-                std::fill(out.begin(), out.end(), -1.0);
-                const double total = r.body_scan(in, out);
-                check("body_scan");
-                if (std::abs(total - expected.back()) > 1e-9 * expected.back())
-                    throw std::runtime_error("body_scan: wrong final state");
-            });
-            report("body_scan (the same prefix-sum body through parallel_scan(range, body))", rows);
-        }
+            report(title, rows);
+        };
+        scan_row("scan", "scan (inclusive prefix sum of doubles)",
+                 [&](fj_perf::storage_runner& r) { r.scan(in, out); });
+        scan_row("functional_scan",
+                 "functional_scan (the same body through parallel_scan(range, identity, body, "
+                 "combine))",
+                 [&](fj_perf::storage_runner& r) { r.functional_scan(in, out); });
+        scan_row("body_scan",
+                 "body_scan (the same prefix-sum body through parallel_scan(range, body))",
+                 [&](fj_perf::storage_runner& r) {
+                     const double total = r.body_scan(in, out);
+                     if (std::abs(total - expected.back()) > 1e-9 * expected.back())
+                         throw std::runtime_error("body_scan: wrong final state");
+                 });
     }
     if (wanted("histogram")) {
         const auto keys = fj_perf::histogram_keys(o.n);

@@ -86,6 +86,12 @@ private:
         return k * m_short + (k < m_long_blocks ? k : m_long_blocks);
     }
     bool cancelled(std::size_t k) const noexcept { return start(k) >= m_failure.limit(); }
+    // Where block k's work ends: its last element, or the failure limit if that fell inside it
+    // (at or before its start: the block does nothing).
+    std::size_t block_end(std::size_t k) const noexcept {
+        const std::size_t limit = m_failure.limit();
+        return start(k + 1) < limit ? start(k + 1) : limit;
+    }
 
     // carry op sum, recorded at block k's first element if it throws.
     std::optional<T> next_carry(const T& carry, const std::optional<T>& sum, std::size_t k) {
@@ -135,8 +141,7 @@ private:
 
     // One block from a known carry; its sum only where a later block needs it.
     std::optional<T> scan_block(std::size_t k, const T* carry) {
-        const std::size_t limit = m_failure.limit();
-        const std::size_t hi = start(k + 1) < limit ? start(k + 1) : limit;
+        const std::size_t hi = block_end(k);
         if (hi <= start(k)) // the limit fell to this block's start since the check
             return std::nullopt;
         if (k + 1 == m_blocks || carry == nullptr) {
@@ -189,8 +194,7 @@ private:
         if (cancelled(a))
             return;
         if (b - a == 1) {
-            const std::size_t limit = m_failure.limit();
-            const std::size_t hi = start(a + 1) < limit ? start(a + 1) : limit;
+            const std::size_t hi = block_end(a);
             if (hi <= start(a))
                 return;
             std::optional<T> last = m_leaves.scan(start(a), hi, &*m_slots[a], m_failure);
