@@ -4,6 +4,7 @@
 #include "support.hpp"
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <forward_list>
 #include <iterator>
@@ -54,6 +55,52 @@ TEST_P(for_each_tasks_test, input_iterators_get_a_copy_of_each_item) {
                           });
     EXPECT_EQ(sum.load(), expected);
     EXPECT_EQ(calls.load(), 5000);
+}
+
+// An item that counts its live copies: each queued task holds one.
+struct counted_item {
+    static inline std::atomic<long> alive{0};
+    static inline std::atomic<long> most{0};
+    int value = 0;
+    explicit counted_item(int v = 0) : value(v) { born(); }
+    counted_item(const counted_item& o) : value(o.value) { born(); }
+    counted_item& operator=(const counted_item&) = default;
+    ~counted_item() { alive.fetch_sub(1); }
+    static void born() {
+        const long now = alive.fetch_add(1) + 1;
+        long seen = most.load();
+        while (now > seen && !most.compare_exchange_weak(seen, now)) {
+        }
+    }
+};
+
+// An input iterator over n counted items.
+struct counted_input {
+    using iterator_category = std::input_iterator_tag;
+    using value_type = counted_item;
+    using difference_type = std::ptrdiff_t;
+    int i = 0;
+    counted_item operator*() const { return counted_item(i); }
+    counted_input& operator++() {
+        ++i;
+        return *this;
+    }
+    void operator++(int) { ++i; }
+    bool operator==(const counted_input& o) const { return i == o.i; }
+};
+
+TEST_P(for_each_tasks_test, a_long_input_sequence_keeps_a_bounded_number_of_items_queued) {
+    fj::scheduler pool = make_pool();
+    counted_item::alive = 0;
+    counted_item::most = 0;
+    std::atomic<long> sum{0};
+    constexpr int k_items = 50'000;
+    fj::parallel_for_each(pool, counted_input{0}, counted_input{k_items},
+                          [&](const counted_item& x) { sum += x.value; });
+    EXPECT_EQ(sum.load(), long{k_items} * (k_items - 1) / 2);
+    EXPECT_EQ(counted_item::alive.load(), 0);
+    // The walk pauses at 64 items in flight per worker; a few copies are in transit besides.
+    EXPECT_LE(counted_item::most.load(), static_cast<long>(64 * workers() + 8));
 }
 
 // oneTBB's parallel_preorder shape: each node adds its children through the feeder.

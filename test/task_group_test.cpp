@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <functional>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -129,17 +130,91 @@ TEST_P(task_group_test, waits_inside_tasks_park_and_tasks_run_from_many_threads)
     EXPECT_EQ(ran.load(), 600);
 }
 
-TEST_P(task_group_test, runs_past_the_inline_latitude_all_happen) {
+TEST_P(task_group_test, thousands_of_runs_from_one_task_all_happen) {
     fj::scheduler pool = make_pool();
     std::atomic<int> ran{0};
     pool.execute([&] {
         fj::task_group group;
-        // Far more than 64 per worker from one task: some run at once, in run() itself.
-        for (int i = 0; i < 5000; ++i)
+        for (int i = 0; i < 5000; ++i) // the deque grows to hold them all
             group.run([&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
         group.wait();
     });
     EXPECT_EQ(ran.load(), 5000);
+}
+
+// oneTBB code may hold a lock around run() that the task takes: run() must only queue, however
+// long the queue. A task that ran inside run() would find the flag set on its own thread (and is
+// counted instead of taking the lock, which would deadlock).
+thread_local bool t_inside_run = false;
+
+TEST_P(task_group_test, run_never_calls_the_task_so_a_lock_held_around_it_cannot_deadlock) {
+    fj::scheduler pool = make_pool();
+    std::mutex lock;
+    long total = 0;
+    std::atomic<int> ran_inside_run{0};
+    constexpr int k_tasks = 2000;
+    pool.execute([&] {
+        fj::task_group group;
+        std::unique_lock<std::mutex> held(lock);
+        for (int i = 0; i < k_tasks; ++i) {
+            t_inside_run = true;
+            group.run([&, i] {
+                if (t_inside_run) {
+                    ran_inside_run.fetch_add(1);
+                    return;
+                }
+                std::lock_guard<std::mutex> mine(lock);
+                total += i;
+            });
+            t_inside_run = false;
+        }
+        held.unlock();
+        group.wait();
+    });
+    EXPECT_EQ(ran_inside_run.load(), 0);
+    EXPECT_EQ(total, long{k_tasks} * (k_tasks - 1) / 2);
+}
+
+// oneTBB's fractal makes its groups as members, before its arenas, and calls run() inside
+// arena.execute: a group made without a scheduler queues where run() is called.
+TEST_P(task_group_test, a_group_made_outside_a_pool_runs_on_the_pool_where_run_is_called) {
+    fj::task_group group; // made on the test's thread, outside every pool
+    fj::scheduler pool = make_pool();
+    fj::scheduler other(1);
+    std::atomic<int> on_pool{0}, on_other{0}, elsewhere{0};
+    auto record = [&] {
+        fj::scheduler* s = &fj::current_scheduler();
+        (s == &pool ? on_pool : s == &other ? on_other : elsewhere).fetch_add(1);
+    };
+    pool.execute([&] {
+        for (int i = 0; i < 50; ++i)
+            group.run(record);
+        group.wait();
+    });
+    other.execute([&] {
+        for (int i = 0; i < 20; ++i)
+            group.run(record);
+        group.wait();
+    });
+    EXPECT_EQ(on_pool.load(), 50);
+    EXPECT_EQ(on_other.load(), 20);
+    EXPECT_EQ(elsewhere.load(), 0);
+}
+
+TEST_P(task_group_test, a_group_made_with_a_scheduler_stays_on_it) {
+    fj::scheduler pool = make_pool();
+    fj::scheduler other(1);
+    fj::task_group group(pool);
+    std::atomic<int> on_pool{0};
+    other.execute([&] {
+        for (int i = 0; i < 30; ++i)
+            group.run([&] {
+                if (&fj::current_scheduler() == &pool)
+                    on_pool.fetch_add(1);
+            });
+        group.wait();
+    });
+    EXPECT_EQ(on_pool.load(), 30);
 }
 
 TEST_P(task_group_test, a_group_destroyed_without_wait_cancels_waits_and_throws) {

@@ -1,13 +1,17 @@
 // fj::task_group: a set of tasks started one by one and waited for together (oneTBB's
 // task_group, a Cilk sync scope).
 //
-// - run(f) from any thread or task queues f() on the group's scheduler (the current one when
-//   the group was made, or the one given): on one of its workers at the front of that worker's
-//   deque, like fork(); elsewhere in its injection queue. No future, no result: f returns void
-//   (a result is ignored).
-// - wait() returns once every task run so far has finished; on a worker it runs the group's
-//   tasks and parks like future::get(), off the pool it blocks. It rethrows the first exception a
-//   task threw; the group is then ready for reuse. Call it from one thread at a time.
+// - run(f) from any thread or task queues f() on a scheduler: the one given to the constructor,
+//   else the scheduler current where run() is called (oneTBB's arena of the calling thread: in a
+//   task of pool P or inside P.execute(), P; on a thread outside every pool, the default
+//   scheduler). On one of that scheduler's workers f goes to the front of the worker's deque,
+//   like fork(); elsewhere to its injection queue. No future, no result: f returns void (a
+//   result is ignored).
+// - wait() returns once every task run so far has finished. On a worker of any pool it first
+//   runs the tasks at the front of that worker's deque (the group's own, when run() was called
+//   there), then parks like future::get() while the worker runs other work of its pool; off
+//   every pool it blocks. It rethrows the first exception a task threw; the group is then ready
+//   for reuse. Call it from one thread at a time.
 // - cancel(): tasks that have not started are skipped; running ones finish (they may poll
 //   is_canceling()). A task's exception cancels the group too. wait() ends the cancellation.
 // - A group made with a std::stop_token is cancelled by a stop request, for good: tasks not
@@ -16,8 +20,9 @@
 //   outranks it). wait() returns normally only if no stop was requested before it returned.
 // - A group destroyed after run() without a wait() cancels what has not started, waits for
 //   the rest, and throws fj::missing_wait (unless an exception is already unwinding the stack).
-// - Latitude (as OpenMP gives its tasks): on a worker whose deque already holds 64 tasks per
-//   worker of the pool, run(f) calls f() at once instead of queuing it; the pool has work enough.
+// - run() never calls f() itself, however many tasks are queued (oneTBB's guarantee): a caller
+//   may hold a lock that f takes, or rely on f running after the rest of its own loop. The
+//   deque grows to hold them; memory is one pooled block per queued task.
 #pragma once
 
 #include "async.hpp"
@@ -35,12 +40,12 @@ namespace fj {
 
 class task_group {
 public:
-    task_group() : task_group(current_scheduler()) {}
-    explicit task_group(scheduler& s) noexcept : task_group(s, std::stop_token{}) {}
-    explicit task_group(std::stop_token stop) : task_group(current_scheduler(), std::move(stop)) {}
-    task_group(scheduler& s, std::stop_token stop) noexcept
-        : m_state(detail::pool_of_handle(s)), m_stop(std::move(stop)),
-          m_on_stop(m_stop, stop_canceller{&m_state}), m_uncaught(std::uncaught_exceptions()) {}
+    // Unbound: each run() queues on the scheduler current where it is called.
+    task_group() noexcept : task_group(nullptr, std::stop_token{}) {}
+    explicit task_group(std::stop_token stop) noexcept : task_group(nullptr, std::move(stop)) {}
+    // Bound: every run() queues on s, from wherever it is called.
+    explicit task_group(scheduler& s) noexcept : task_group(&s, std::stop_token{}) {}
+    task_group(scheduler& s, std::stop_token stop) noexcept : task_group(&s, std::move(stop)) {}
     ~task_group() noexcept(false);
 
     task_group(const task_group&) = delete;
@@ -49,15 +54,10 @@ public:
     template <class F>
     void run(F&& fn) {
         detail::check_callable(fn);
-        detail::pool_core& p = *m_state.m_pool;
+        detail::pool_core& p =
+            m_state.m_pool != nullptr ? *m_state.m_pool : detail::current_pool_or_default();
         using task_type = detail::group_task<std::decay_t<F>>;
         detail::worker* w = detail::own_worker(p);
-        if (w != nullptr && w->m_deque.size_hint() >= k_inline_per_worker * p.m_worker_count)
-            [[unlikely]] {
-            mark_unwaited();
-            detail::run_in_group(m_state, fn); // see the latitude above
-            return;
-        }
         task_type* t = task_type::make(m_state, std::forward<F>(fn));
         add_one();
         try {
@@ -77,7 +77,9 @@ public:
     bool is_canceling() const noexcept { return m_state.m_cancel.load(std::memory_order_relaxed); }
 
 private:
-    static constexpr std::size_t k_inline_per_worker = 64;
+    task_group(scheduler* s, std::stop_token stop) noexcept
+        : m_state(s != nullptr ? &detail::pool_of_handle(*s) : nullptr), m_stop(std::move(stop)),
+          m_on_stop(m_stop, stop_canceller{&m_state}), m_uncaught(std::uncaught_exceptions()) {}
 
     // Runs on the thread that requests the stop (at construction if it already was).
     struct stop_canceller {

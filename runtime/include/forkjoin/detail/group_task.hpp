@@ -25,9 +25,9 @@ struct group_state {
     static constexpr std::uint64_t k_waiting = 1;
     static constexpr std::uint64_t k_one = 2; // one task in the count
 
-    explicit group_state(pool_core& p) noexcept : m_pool(&p) {}
+    explicit group_state(pool_core* p) noexcept : m_pool(p) {}
 
-    pool_core* const m_pool;
+    pool_core* const m_pool; // where run() queues; null: the current pool where run() is called
     std::atomic<std::uint64_t> m_word{0};
     completion* m_waiter = nullptr;    // the waiter's record; published by its k_waiting RMW
     std::atomic<bool> m_cancel{false}; // cancel() or a task's exception: skip unstarted tasks
