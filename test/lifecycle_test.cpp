@@ -4,6 +4,7 @@
 #include "support.hpp"
 
 #include <atomic>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -32,6 +33,26 @@ TEST_P(lifecycle_test, IdleSchedulerShutsDown) {
             std::this_thread::sleep_for(std::chrono::microseconds(200)); // let them sleep
     }
     SUCCEED(); // the property is that the loop above returns (the watchdog fails it otherwise)
+}
+
+// A pool declared first and sized later (oneTBB's `task_arena a; a.initialize(n);`): a
+// std::optional<fj::scheduler> starts no thread until emplace(n), and can be emptied and sized
+// again (docs/coming-from-tbb.md).
+TEST_P(lifecycle_test, OptionalSchedulerSizedLater) {
+    std::optional<fj::scheduler> pool;
+    EXPECT_FALSE(pool.has_value());
+    for (std::size_t size : {workers(), workers() + 1}) {
+        pool.emplace(size);
+        EXPECT_EQ(pool->worker_count(), size);
+        const long sum = pool->execute([&] {
+            EXPECT_EQ(&fj::current_scheduler(), &*pool);
+            std::atomic<long> total{0};
+            fj::parallel_for(0L, 1000L, [&](long i) { total.fetch_add(i); });
+            return total.load();
+        });
+        EXPECT_EQ(sum, 999L * 1000L / 2);
+        pool.reset(); // shuts the pool down and joins its workers
+    }
 }
 
 // shutdown() runs every task accepted before it, 100k of them with their futures dropped.

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -26,6 +28,14 @@ using namespace std::chrono_literals;
 using fj_test::spin_until;
 
 class thread_specific_test : public fj_test::workers_test {};
+
+// The element iterators are forward iterators (copyable, multi-pass), and iterator converts to
+// const_iterator, not back.
+using ets_of_vectors = fj::enumerable_thread_specific<std::vector<int>>;
+static_assert(std::forward_iterator<ets_of_vectors::iterator>);
+static_assert(std::forward_iterator<ets_of_vectors::const_iterator>);
+static_assert(std::is_convertible_v<ets_of_vectors::iterator, ets_of_vectors::const_iterator>);
+static_assert(!std::is_convertible_v<ets_of_vectors::const_iterator, ets_of_vectors::iterator>);
 
 // The calling thread's identity, read afresh on every call: glibc declares pthread_self() const,
 // so a compiler could otherwise reuse a value read before a wait that moved the task

@@ -10,6 +10,7 @@
 #include <forkjoin/enumerable_thread_specific.hpp>
 #include <forkjoin/errors.hpp>
 #include <forkjoin/feeder.hpp>
+#include <forkjoin/flatten2d.hpp>
 #include <forkjoin/future.hpp>
 #include <forkjoin/grain.hpp>
 #include <forkjoin/options.hpp>

@@ -134,7 +134,7 @@ public:
 
         basic_iterator() noexcept = default;
         // iterator -> const_iterator
-        basic_iterator(const basic_iterator<false>& other) noexcept requires Const
+        basic_iterator(const basic_iterator<!Const>& other) noexcept requires Const
             : m_element(other.m_element) {}
 
         reference operator*() const noexcept { return m_element->value; }
