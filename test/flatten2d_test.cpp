@@ -172,6 +172,8 @@ TEST_P(flatten2d_test, an_ets_filled_by_a_parallel_for_flattens_to_everything_ke
     ASSERT_EQ(all.size(), expected);
     for (std::size_t k = 0; k < all.size(); ++k)
         ASSERT_EQ(all[k], static_cast<int>(3 * k));
+    fj::flattened2d<const ets_vectors> read_only = fj::flatten2d(kept, kept.cbegin(), kept.cend());
+    EXPECT_EQ(read_only.size(), expected) << "oneTBB's form, with const iterators";
 
     // Changed through the view, read back through a const view and the parts themselves.
     for (int& x : flat)
