@@ -20,6 +20,7 @@
 #include <forkjoin/parallel_reduce.hpp>
 #include <forkjoin/parallel_scan.hpp>
 #include <forkjoin/parallel_sort.hpp>
+#include <forkjoin/partitioner.hpp>
 #include <forkjoin/profile.hpp>
 #include <forkjoin/promise.hpp>
 #include <forkjoin/range.hpp>

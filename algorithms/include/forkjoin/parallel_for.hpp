@@ -73,12 +73,12 @@ void parallel_for_indices(scheduler& sched, const index_space<Index>& space,
             failure.record(k, std::current_exception());
         }
     };
-    run_loop("fj::parallel_for", sched, space.count, options.grain, options.stop, leaf);
+    run_loop("fj::parallel_for", sched, space.count, options, leaf);
 }
 
 template <class Value, class Body>
-void parallel_for_blocks(scheduler& sched, const blocked_range<Value>& range,
-                         const std::stop_token& stop, Body& body) {
+void parallel_for_blocks(scheduler& sched, const blocked_range<Value>& range, loop_options options,
+                         Body& body) {
     ext::check_callable(body);
     auto leaf = [&](std::size_t lo, std::size_t hi, loop_failure& failure) {
         try {
@@ -88,21 +88,37 @@ void parallel_for_blocks(scheduler& sched, const blocked_range<Value>& range,
             failure.record(lo, std::current_exception());
         }
     };
-    run_loop("fj::parallel_for", sched, range.size(), range.grain(), stop, leaf);
+    options.grain = range.grain();
+    run_loop("fj::parallel_for", sched, range.size(), options, leaf);
 }
 
 template <class Range, class Body>
-void parallel_for_range(scheduler& sched, const Range& range, const std::stop_token& stop,
+void parallel_for_range(scheduler& sched, const Range& range, const loop_options& options,
                         Body& body) {
     ext::check_callable(body);
     loop_failure failure;
-    range_splitter<Range> splitter(sched, failure);
     auto work = [&] {
-        Range whole(range);
-        for_range(splitter, whole, body, 0, 0);
+        if (options.kind == partition::affinity) {
+            range_pieces<Range> plan(range, sched.worker_count());
+            auto run_piece = [&](std::size_t i) {
+                if (plan.keys[i] >= failure.limit())
+                    return;
+                try {
+                    if (!plan.pieces[i].empty())
+                        ext::invoke(body, plan.pieces[i]);
+                } catch (...) {
+                    failure.record(plan.keys[i], std::current_exception());
+                }
+            };
+            run_with_affinity(sched, *options.affinity, plan.pieces.size(), run_piece);
+        } else {
+            range_splitter<Range> splitter(sched, failure, split_rule_for(options.kind, range));
+            Range whole(range);
+            for_range(splitter, whole, body, 0, 0);
+        }
         return true;
     };
-    run_tracked("fj::parallel_for", sched, stop, failure, false, false, work);
+    run_tracked("fj::parallel_for", sched, options.stop, failure, false, false, work);
 }
 
 template <std::random_access_iterator It, class Fn>
@@ -120,7 +136,7 @@ void parallel_for_each_impl(scheduler& sched, It first, It last, const loop_opti
             failure.record(k, std::current_exception());
         }
     };
-    run_loop("fj::parallel_for_each", sched, n, options.grain, options.stop, leaf);
+    run_loop("fj::parallel_for_each", sched, n, options, leaf);
 }
 
 // A range carries its grain; a separate fj::grain would be ambiguous.
@@ -176,11 +192,11 @@ void parallel_for(scheduler& sched, const Range& range, Body&& body, Opts&&... o
     static_assert(detail::no_grain_option<Opts...>,
                   "fj::parallel_for: a range carries its own grain; write "
                   "fj::blocked_range<T>{begin, end, grain} instead of passing fj::grain");
-    const std::stop_token stop = detail::make_loop_options(std::forward<Opts>(options)...).stop;
+    const detail::loop_options o = detail::make_loop_options(std::forward<Opts>(options)...);
     if constexpr (detail::is_blocked_range<Range>)
-        detail::parallel_for_blocks(sched, range, stop, body);
+        detail::parallel_for_blocks(sched, range, o, body);
     else
-        detail::parallel_for_range(sched, range, stop, body);
+        detail::parallel_for_range(sched, range, o, body);
 }
 
 template <splittable_range Range, class Body, detail::loop_option... Opts>
@@ -202,9 +218,10 @@ void parallel_for_each(scheduler& sched, It first, It last, Fn&& fn, Opts&&... o
     if constexpr (std::random_access_iterator<It> && !with_feeder) {
         detail::parallel_for_each_impl(sched, first, last, o, fn);
     } else {
-        static_assert(detail::no_grain_option<Opts...>,
-                      "fj::parallel_for_each: fj::grain applies to random-access iterators "
-                      "without a feeder; these items run as a task each");
+        static_assert(
+            detail::no_grain_option<Opts...> && detail::partitioner_count<Opts...> == 0,
+            "fj::parallel_for_each: fj::grain applies to random-access iterators without a "
+            "feeder, and so do the partitioners; these items run as a task each");
         if constexpr (std::random_access_iterator<It>)
             (void)detail::iterator_distance("fj::parallel_for_each", first, last);
         detail::parallel_for_each_tasks(sched, std::move(first), std::move(last), o.stop, fn);

@@ -32,9 +32,11 @@
 #include <cstddef>
 #include <exception>
 #include <iterator>
+#include <optional>
 #include <stop_token>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <forkjoin/async.hpp>
 #include <forkjoin/extension.hpp>
@@ -64,14 +66,12 @@ T parallel_reduce_indices(scheduler& sched, const index_space<Index>& space,
         }
         return acc;
     };
-    return run_reduce("fj::parallel_reduce", sched, space.count, options.grain, options.stop,
-                      identity, leaf, reduce);
+    return run_reduce("fj::parallel_reduce", sched, space.count, options, identity, leaf, reduce);
 }
 
 template <class Value, class T, class Chunk, class Reduce>
-T parallel_reduce_blocks(scheduler& sched, const blocked_range<Value>& range,
-                         const std::stop_token& stop, const T& identity, Chunk& chunk,
-                         Reduce& reduce) {
+T parallel_reduce_blocks(scheduler& sched, const blocked_range<Value>& range, loop_options options,
+                         const T& identity, Chunk& chunk, Reduce& reduce) {
     ext::check_callable(chunk);
     ext::check_callable(reduce);
     auto leaf = [&](std::size_t lo, std::size_t hi, loop_failure& failure) -> T {
@@ -83,35 +83,110 @@ T parallel_reduce_blocks(scheduler& sched, const blocked_range<Value>& range,
             return identity;
         }
     };
-    return run_reduce("fj::parallel_reduce", sched, range.size(), range.grain(), stop, identity,
-                      leaf, reduce);
+    options.grain = range.grain();
+    return run_reduce("fj::parallel_reduce", sched, range.size(), options, identity, leaf, reduce);
 }
 
+// A fixed tree whatever the partitioner (never the lazy rule: the result must not depend on
+// stealing); affinity pieces are folded in serial order.
 template <class Range, class T, class Chunk, class Reduce>
-T parallel_reduce_range(scheduler& sched, const Range& range, const std::stop_token& stop,
+T parallel_reduce_range(scheduler& sched, const Range& range, const loop_options& options,
                         const T& identity, Chunk& chunk, Reduce& reduce) {
     ext::check_callable(chunk);
     ext::check_callable(reduce);
     loop_failure failure;
-    range_reduce_tree<T, Range, Chunk, Reduce> tree(sched, identity, chunk, reduce, failure);
+    const split_rule rule =
+        options.kind == partition::per_worker ? split_rule::to_depth : split_rule::to_grain;
+    range_splitter<Range> splitter(sched, failure, rule);
+    range_reduce_tree<T, Range, Chunk, Reduce> tree(splitter, identity, chunk, reduce);
     auto work = [&]() -> T {
-        Range whole(range);
-        return tree.run(whole, 0, 0);
+        if (options.kind != partition::affinity) {
+            Range whole(range);
+            return tree.run(whole, 0, 0);
+        }
+        range_pieces<Range> plan(range, sched.worker_count());
+        std::vector<std::optional<T>> results(plan.pieces.size());
+        auto run_piece = [&](std::size_t i) {
+            if (plan.keys[i] >= failure.limit())
+                return;
+            try {
+                results[i].emplace(tree.leaf(plan.pieces[i]));
+            } catch (...) {
+                failure.record(plan.keys[i], std::current_exception());
+            }
+        };
+        run_with_affinity(sched, *options.affinity, plan.pieces.size(), run_piece);
+        std::optional<T> acc;
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            if (!results[i])
+                continue; // cancelled: the call throws and the value is discarded
+            if (!acc) {
+                acc.emplace(std::move(*results[i]));
+                continue;
+            }
+            try {
+                acc.emplace(ext::invoke(reduce, std::move(*acc), std::move(*results[i])));
+            } catch (...) {
+                failure.record(plan.keys[i], std::current_exception());
+                return identity;
+            }
+        }
+        return acc ? std::move(*acc) : identity;
     };
-    return run_tracked("fj::parallel_reduce", sched, stop, failure, false, identity, work);
+    return run_tracked("fj::parallel_reduce", sched, options.stop, failure, false, identity, work);
+}
+
+// The body style with an affinity_partitioner: the first piece goes to `body`, every other to a
+// body split from it before anything runs; they are joined back in serial order.
+template <class Range, class Body>
+void reduce_body_pieces(scheduler& sched, const Range& range, affinity_partitioner& ap,
+                        loop_failure& failure, Body& body) {
+    range_pieces<Range> plan(range, sched.worker_count());
+    const std::size_t n = plan.pieces.size();
+    std::vector<std::optional<Body>> bodies(n);
+    for (std::size_t i = 1; i < n; ++i) {
+        try {
+            bodies[i].emplace(body, split{});
+        } catch (...) {
+            failure.record(plan.keys[i], std::current_exception());
+            break;
+        }
+    }
+    auto run_piece = [&](std::size_t i) {
+        if (plan.keys[i] >= failure.limit())
+            return;
+        try {
+            if (!plan.pieces[i].empty())
+                ext::invoke(i == 0 ? body : *bodies[i], plan.pieces[i]);
+        } catch (...) {
+            failure.record(plan.keys[i], std::current_exception());
+        }
+    };
+    run_with_affinity(sched, ap, n, run_piece);
+    for (std::size_t i = 1; i < n && plan.keys[i] < failure.limit(); ++i) {
+        try {
+            body.join(*bodies[i]);
+        } catch (...) {
+            failure.record(plan.keys[i], std::current_exception());
+        }
+    }
 }
 
 template <class Range, class Body>
-void parallel_reduce_body(scheduler& sched, const Range& range, const std::stop_token& stop,
+void parallel_reduce_body(scheduler& sched, const Range& range, const loop_options& options,
                           Body& body) {
     loop_failure failure;
-    range_splitter<Range> splitter(sched, failure);
+    range_splitter<Range> splitter(sched, failure, split_rule_for(options.kind, range));
     auto work = [&] {
-        Range whole(range);
-        reduce_range(splitter, whole, body, 0, 0);
+        if (options.kind == partition::affinity) {
+            reduce_body_pieces(sched, range, *options.affinity, failure, body);
+        } else {
+            Range whole(range);
+            reduce_range(splitter, whole, body, 0, 0);
+        }
         return true;
     };
-    run_tracked("fj::parallel_reduce", sched, stop, failure, false, false, work);
+    run_tracked("fj::parallel_reduce", sched, options.stop, failure, false, false, work);
 }
 
 template <class Chunk, class Range, class T>
@@ -135,8 +210,7 @@ T parallel_reduce_iterators(scheduler& sched, It first, It last, const loop_opti
         }
         return acc;
     };
-    return run_reduce("fj::parallel_reduce", sched, n, options.grain, options.stop, identity, leaf,
-                      reduce);
+    return run_reduce("fj::parallel_reduce", sched, n, options, identity, leaf, reduce);
 }
 
 } // namespace detail
@@ -173,8 +247,12 @@ requires std::invocable<Map&, detail::loop_index_t<A, B>> &&
 // is split while is_divisible() (the tree depends on the range alone). Deterministic either way.
 
 template <splittable_range Range, class T, class Chunk, class Reduce, detail::loop_option... Opts>
-std::decay_t<T> parallel_reduce(scheduler& sched, const Range& range, T&& identity, Chunk&& chunk,
-                                Reduce&& reduce, Opts&&... options) {
+requires(!detail::loop_option<Chunk> &&
+         !detail::loop_option<Reduce>) std::decay_t<T> parallel_reduce(scheduler& sched,
+                                                                       const Range& range,
+                                                                       T&& identity, Chunk&& chunk,
+                                                                       Reduce&& reduce,
+                                                                       Opts&&... options) {
     using V = std::decay_t<T>;
     static_assert(detail::range_chunk<Chunk, Range, V>,
                   "fj::parallel_reduce(range, identity, chunk, reduce): chunk must be callable as "
@@ -187,16 +265,19 @@ std::decay_t<T> parallel_reduce(scheduler& sched, const Range& range, T&& identi
                   "fj::parallel_reduce: a range carries its own grain; write "
                   "fj::blocked_range<T>{begin, end, grain} instead of passing fj::grain");
     const V id(std::forward<T>(identity));
-    const std::stop_token stop = detail::make_loop_options(std::forward<Opts>(options)...).stop;
+    const detail::loop_options o = detail::make_loop_options(std::forward<Opts>(options)...);
     if constexpr (detail::is_blocked_range<Range>)
-        return detail::parallel_reduce_blocks(sched, range, stop, id, chunk, reduce);
+        return detail::parallel_reduce_blocks(sched, range, o, id, chunk, reduce);
     else
-        return detail::parallel_reduce_range(sched, range, stop, id, chunk, reduce);
+        return detail::parallel_reduce_range(sched, range, o, id, chunk, reduce);
 }
 
 template <splittable_range Range, class T, class Chunk, class Reduce, detail::loop_option... Opts>
-std::decay_t<T> parallel_reduce(const Range& range, T&& identity, Chunk&& chunk, Reduce&& reduce,
-                                Opts&&... options) {
+requires(!detail::loop_option<Chunk> &&
+         !detail::loop_option<Reduce>) std::decay_t<T> parallel_reduce(const Range& range,
+                                                                       T&& identity, Chunk&& chunk,
+                                                                       Reduce&& reduce,
+                                                                       Opts&&... options) {
     return parallel_reduce(current_scheduler(), range, std::forward<T>(identity), chunk, reduce,
                            std::forward<Opts>(options)...);
 }
@@ -221,8 +302,8 @@ requires(!std::is_const_v<Body>) void parallel_reduce(scheduler& sched, const Ra
     static_assert(detail::count_of<grain, Opts...> == 0,
                   "fj::parallel_reduce: a range carries its own grain; write "
                   "fj::blocked_range<T>{begin, end, grain} instead of passing fj::grain");
-    detail::parallel_reduce_body(
-        sched, range, detail::make_loop_options(std::forward<Opts>(options)...).stop, body);
+    detail::parallel_reduce_body(sched, range,
+                                 detail::make_loop_options(std::forward<Opts>(options)...), body);
 }
 
 template <splittable_range Range, class Body, detail::loop_option... Opts>

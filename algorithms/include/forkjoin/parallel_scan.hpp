@@ -91,7 +91,7 @@ concept scan_output = std::random_access_iterator<Out> && std::indirectly_writab
 // The trailing options: at most one fj::grain and one std::stop_token, in either order
 // (loop_options.hpp checks the counts).
 template <class... Opts>
-concept scan_tail = (loop_option<Opts> && ...);
+concept scan_tail = ((loop_option<Opts> && !partitioner_option<Opts>)&&...);
 
 // The functional parallel_scan's body(piece, sum, is_final) and combine(left, right), each giving a
 // value of the identity's (decayed) type.
@@ -104,10 +104,12 @@ concept functional_scan_parts = std::convertible_to < std::invoke_result_t < Bod
             std::invoke_result_t<Combine&, const std::decay_t<T>&, const std::decay_t<T>&>,
             std::decay_t<T>>;
 
-// parallel_scan's range carries its grain: at most one trailing std::stop_token.
+// parallel_scan's range carries its grain: a std::stop_token and fj::simple_partitioner or
+// fj::auto_partitioner (oneTBB's scan takes those two), each at most once, in either order.
 template <class... S>
-concept stop_tail = sizeof...(S) <= 1 &&
-                    (std::same_as<std::remove_cvref_t<S>, std::stop_token> && ...);
+concept stop_tail = ((std::same_as<std::remove_cvref_t<S>, std::stop_token> ||
+                      std::same_as<std::remove_cvref_t<S>, simple_partitioner> ||
+                      std::same_as<std::remove_cvref_t<S>, auto_partitioner>)&&...);
 
 // The iterator scans over element offsets. Exclusive: out[k] is the value before element k.
 template <class T, class It, class Out, class Op, bool Exclusive>
@@ -358,6 +360,8 @@ requires detail::stop_tail<S...> && detail::functional_scan_parts<Body, Combine,
     detail::range_scan_leaves<Index, V, std::remove_reference_t<Body>> leaves(range, id, body);
     detail::loop_options options = detail::make_loop_options(std::forward<S>(stop)...);
     options.grain = range.grain();
+    if (options.kind == detail::partition::simple && options.grain == 0)
+        options.grain = 1; // simple_partitioner: blocks of the range's grainsize()
     std::optional<V> total = detail::run_scan<V>("fj::parallel_scan", sched, range.size(), options,
                                                  &id, leaves, combine);
     return total ? std::move(*total) : id;

@@ -76,17 +76,17 @@ concept scan_body = tagged_scan_body<Body, Range> && std::constructible_from<Bod
 };
 
 template <class Range, class Body>
-void parallel_scan_body(scheduler& sched, const Range& range, const std::stop_token& stop,
+void parallel_scan_body(scheduler& sched, const Range& range, const loop_options& options,
                         Body& body) {
     loop_failure failure;
-    range_splitter<Range> splitter(sched, failure);
+    range_splitter<Range> splitter(sched, failure, split_rule_for(options.kind, range));
     body_scan<Range, Body> scan(splitter, body);
     auto work = [&] {
         Range whole(range);
         scan.final_range(whole, 0, 0);
         return true;
     };
-    run_tracked("fj::parallel_scan", sched, stop, failure, range.empty(), false, work);
+    run_tracked("fj::parallel_scan", sched, options.stop, failure, range.empty(), false, work);
 }
 
 } // namespace detail
@@ -113,9 +113,12 @@ requires(!std::is_const_v<Body>) void parallel_scan(scheduler& sched, const Rang
     static_assert(detail::count_of<grain, Opts...> == 0,
                   "fj::parallel_scan: a range carries its own grain; write "
                   "fj::blocked_range<T>{begin, end, grain} instead of passing fj::grain");
+    static_assert(detail::no_static_or_affinity<Opts...>,
+                  "fj::parallel_scan takes fj::simple_partitioner or fj::auto_partitioner (as "
+                  "oneTBB's does), not static_partitioner or affinity_partitioner");
     if constexpr (detail::scan_body<Body, Range>) // else only the static_asserts' messages
-        detail::parallel_scan_body(
-            sched, range, detail::make_loop_options(std::forward<Opts>(options)...).stop, body);
+        detail::parallel_scan_body(sched, range,
+                                   detail::make_loop_options(std::forward<Opts>(options)...), body);
 }
 
 template <splittable_range Range, class Body, detail::loop_option... Opts>

@@ -8,6 +8,7 @@
 #include "errors.hpp"
 #include "scheduler.hpp"
 
+#include <cstddef>
 #include <future>
 #include <stop_token>
 #include <tuple>
@@ -23,6 +24,19 @@ inline scheduler& current_scheduler() {
     if (scheduler* s = detail::current_scheduler_or_null())
         return *s;
     return default_scheduler();
+}
+
+// What current_worker_index() returns on a thread that is not a worker of the current scheduler.
+inline constexpr std::size_t not_a_worker = static_cast<std::size_t>(-1);
+
+// The calling thread's index among the workers of the current scheduler (oneTBB's
+// this_task_arena::current_thread_index()): 0 .. worker_count() - 1 for its own workers, the
+// numbers after those for spare workers that the rescue of blocked pools starts, and
+// fj::not_a_worker on any other thread (outside every pool, or a worker of another pool helping
+// while it waits). A task that waits may resume on another worker: read it again after a wait.
+inline std::size_t current_worker_index() noexcept {
+    const detail::worker* w = detail::current_worker();
+    return (w != nullptr && w->m_pool == detail::current_pool()) ? w->m_index : not_a_worker;
 }
 
 namespace detail {

@@ -14,7 +14,10 @@
 //   loop imbalance is one chunk.
 #pragma once
 
+#include "affinity_run.hpp"
 #include "loop_failure.hpp"
+#include "loop_options.hpp"
+#include "offset_partition.hpp"
 #include "tracked_run.hpp"
 
 #include <chrono>
@@ -93,23 +96,35 @@ private:
     loop_failure& m_failure;
 };
 
-// Runs leaf over [0, n) on sched: adaptively when grain == 0, else with that fixed grain. Returns
-// once every started chunk has finished (bodies may reference the caller's stack), then rethrows
-// the lowest-offset failure, or throws fj::operation_cancelled naming `who` if `stop` was
-// requested meanwhile (its callback stops every chunk that has not started).
+// Runs leaf over [0, n) on sched as the options' partitioner asks: adaptively (automatic, no
+// grain), halving down to a fixed grain (automatic with a grain, simple, per worker), or in
+// affinity pieces. Returns once every started chunk has finished (bodies may reference the
+// caller's stack), then rethrows the lowest-offset failure, or throws fj::operation_cancelled
+// naming `who` if the stop token was requested meanwhile (its callback stops every chunk that
+// has not started).
 template <class Leaf>
-void run_loop(const char* who, fj::scheduler& sched, std::size_t n, std::size_t grain,
-              const std::stop_token& stop, Leaf& leaf) {
+void run_loop(const char* who, fj::scheduler& sched, std::size_t n, const loop_options& options,
+              Leaf& leaf) {
     loop_failure failure;
     loop_driver<Leaf> driver(sched, leaf, failure);
     auto work = [&] {
+        if (options.kind == partition::affinity) {
+            const offset_pieces pieces(n, options.grain, sched.worker_count());
+            auto run_piece = [&](std::size_t i) {
+                driver.run_fixed(pieces.begin_of(i), pieces.begin_of(i + 1), n);
+            };
+            run_with_affinity(sched, *options.affinity, pieces.count(), run_piece);
+            return true;
+        }
+        const std::size_t grain =
+            fixed_loop_grain(options.kind, n, options.grain, sched.worker_count());
         if (grain == 0)
             driver.run_adaptive(0, n, loop_driver<Leaf>::k_first_chunk);
         else
             driver.run_fixed(0, n, grain);
         return true;
     };
-    run_tracked(who, sched, stop, failure, n == 0, false, work);
+    run_tracked(who, sched, options.stop, failure, n == 0, false, work);
 }
 
 } // namespace fj::detail

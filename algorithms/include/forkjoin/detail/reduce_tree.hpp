@@ -8,13 +8,18 @@
 // associative (not necessarily commutative) reduce gives the serial order's result.
 #pragma once
 
+#include "affinity_run.hpp"
 #include "loop_failure.hpp"
+#include "loop_options.hpp"
+#include "offset_partition.hpp"
 #include "tracked_run.hpp"
 
 #include <cstddef>
 #include <exception>
+#include <optional>
 #include <stop_token>
 #include <utility>
+#include <vector>
 
 #include <forkjoin/extension.hpp>
 #include <forkjoin/scheduler.hpp>
@@ -65,17 +70,58 @@ private:
     loop_failure& m_failure;
 };
 
-// Reduces [0, n) on sched with the given grain (0 = the default grain) and rethrows the
-// lowest-offset failure once every started chunk has finished, or throws fj::operation_cancelled
-// naming `who` if `stop` was requested meanwhile (as run_loop in loop_driver.hpp).
+// The affinity pieces' results combined left to right, as the serial order gives them. A piece
+// a failure or a stop cancelled has none; the call then throws and the value is discarded.
+template <class T, class Reduce>
+T fold_in_order(std::vector<std::optional<T>>& results, const offset_pieces& pieces,
+                const T& identity, Reduce& reduce, loop_failure& failure) {
+    std::optional<T> acc;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        if (!results[i])
+            continue;
+        if (!acc) {
+            acc.emplace(std::move(*results[i]));
+            continue;
+        }
+        try {
+            acc.emplace(ext::invoke(reduce, std::move(*acc), std::move(*results[i])));
+        } catch (...) {
+            failure.record(pieces.begin_of(i), std::current_exception());
+            return identity;
+        }
+    }
+    return acc ? std::move(*acc) : identity;
+}
+
+// Reduces [0, n) on sched as the options' partitioner asks (automatic: the options' grain, else
+// the default grain; simple: the grain, else 1; per worker: about n / workers; affinity: offset
+// pieces folded in order) and rethrows the lowest-offset failure once every started chunk has
+// finished, or throws fj::operation_cancelled naming `who` if the stop token was requested
+// meanwhile (as run_loop in loop_driver.hpp).
 template <class T, class Leaf, class Reduce>
-T run_reduce(const char* who, fj::scheduler& sched, std::size_t n, std::size_t grain,
-             const std::stop_token& stop, const T& identity, Leaf& leaf, Reduce& reduce) {
+T run_reduce(const char* who, fj::scheduler& sched, std::size_t n, const loop_options& options,
+             const T& identity, Leaf& leaf, Reduce& reduce) {
     loop_failure failure;
-    reduce_tree<T, Leaf, Reduce> tree(sched, identity, leaf, reduce,
-                                      grain == 0 ? default_reduce_grain(n) : grain, failure);
+    if (options.kind == partition::affinity) {
+        auto work = [&]() -> T {
+            const offset_pieces pieces(n, options.grain, sched.worker_count());
+            std::vector<std::optional<T>> results(pieces.count());
+            auto run_piece = [&](std::size_t i) {
+                const std::size_t lo = pieces.begin_of(i);
+                if (lo < failure.limit())
+                    results[i].emplace(leaf(lo, pieces.begin_of(i + 1), failure));
+            };
+            run_with_affinity(sched, *options.affinity, pieces.count(), run_piece);
+            return fold_in_order(results, pieces, identity, reduce, failure);
+        };
+        return run_tracked(who, sched, options.stop, failure, n == 0, identity, work);
+    }
+    std::size_t grain = fixed_loop_grain(options.kind, n, options.grain, sched.worker_count());
+    if (grain == 0)
+        grain = default_reduce_grain(n);
+    reduce_tree<T, Leaf, Reduce> tree(sched, identity, leaf, reduce, grain, failure);
     auto work = [&]() -> T { return tree.run(0, n); };
-    return run_tracked(who, sched, stop, failure, n == 0, identity, work);
+    return run_tracked(who, sched, options.stop, failure, n == 0, identity, work);
 }
 
 } // namespace fj::detail
