@@ -1,10 +1,10 @@
 // The state of an fj::task_group and the task its run() creates (docs/design.md#task-group).
 //
-// m_word = (tasks run and not finished) << 1 | k_waiting. A task's end is a CAS that takes one
-// off the count and, when that leaves none with a waiter registered, also clears k_waiting: that
-// task alone then wakes the waiter (finish_one). The waiter stays in wait() until it is woken, so
-// the group outlives the wake; a task that finds no waiter touches the group no more after its
-// CAS, so the group may be destroyed as soon as the count reads zero.
+// m_word = (tasks run and not finished) << 1 | k_waiting. A task's end takes one off the count
+// and, when that leaves none with a waiter registered, clears k_waiting with a CAS: the task whose
+// CAS does so alone wakes the waiter (finish_one). The waiter stays in wait() until it is woken,
+// so the group outlives the wake; a task that finds no waiter touches the group no more after its
+// decrement, so the group may be destroyed as soon as the count reads zero.
 #pragma once
 
 #include "completion.hpp"
@@ -27,12 +27,15 @@ struct group_state {
 
     explicit group_state(pool_core* p) noexcept : m_pool(p) {}
 
-    pool_core* const m_pool; // where run() queues; null: the current pool where run() is called
-    std::atomic<std::uint64_t> m_word{0};
-    completion* m_waiter = nullptr;    // the waiter's record; published by its k_waiting RMW
-    std::atomic<bool> m_cancel{false}; // cancel() or a task's exception: skip unstarted tasks
-    std::atomic<bool> m_failed{false}; // a task threw; the first one's exception is m_error
-    std::exception_ptr m_error;        // written once, by the task that set m_failed
+    // Every run() and every task's end writes m_word, from any worker: it has a cache line of its
+    // own, so that the fields every task only reads (m_pool, m_cancel) stay shared-clean in each
+    // worker's cache instead of moving with it.
+    alignas(64) std::atomic<std::uint64_t> m_word{0};
+    alignas(64) pool_core* const m_pool; // where run() queues; null: the current pool there
+    completion* m_waiter = nullptr;      // the waiter's record; published by its k_waiting RMW
+    std::atomic<bool> m_cancel{false};   // cancel() or a task's exception: skip unstarted tasks
+    std::atomic<bool> m_failed{false};   // a task threw; the first one's exception is m_error
+    std::exception_ptr m_error;          // written once, by the task that set m_failed
     // run() since the last wait(): set by run() on any thread, read and cleared by wait() and the
     // destructor (relaxed: the calls that set it are ordered before those by the caller's own
     // synchronisation, as every use of a group after its runs must be).
@@ -45,19 +48,21 @@ void record_group_error(group_state& g) noexcept;
 void wake_group_waiter(group_state& g) noexcept;
 
 // Takes one task off the count; the last one with a waiter wakes it. The last access to g unless
-// it wakes the waiter. acq_rel: release publishes the task's effects (and m_error) to the waiter's
-// acquire of the count; acquire pairs with the waiter's release RMW that set k_waiting after
-// writing m_waiter.
+// it wakes the waiter (docs/design.md#task-group, step 2):
+//   a. fetch_sub one task. Unless that left exactly k_waiting (no task, a waiter registered),
+//      done: one RMW that cannot fail, however many workers end tasks of the group at once.
+//   b. Else take the flag back with a CAS from k_waiting to 0. Success: this task alone wakes the
+//      waiter. Failure: a run() has added a task since (the word is k_one | k_waiting or more);
+//      that task's own end repeats step a, so this one is done.
+// acq_rel, both: release publishes the task's effects (and m_error) to the waiter's acquire of the
+// count; acquire pairs with the waiter's release RMW that set k_waiting after writing m_waiter.
 inline void finish_one(group_state& g) noexcept {
-    std::uint64_t old = g.m_word.load(std::memory_order_relaxed);
-    std::uint64_t next;
-    do {
-        next = old - group_state::k_one;
-        if (next == group_state::k_waiting)
-            next = 0; // the last task takes the waiter's flag: only it wakes the waiter
-    } while (!g.m_word.compare_exchange_weak(old, next, std::memory_order_acq_rel,
-                                             std::memory_order_relaxed));
-    if (old == (group_state::k_one | group_state::k_waiting)) [[unlikely]]
+    const std::uint64_t old = g.m_word.fetch_sub(group_state::k_one, std::memory_order_acq_rel);
+    if (old != (group_state::k_one | group_state::k_waiting)) [[likely]]
+        return;
+    std::uint64_t expected = group_state::k_waiting;
+    if (g.m_word.compare_exchange_strong(expected, 0, std::memory_order_acq_rel,
+                                         std::memory_order_relaxed))
         wake_group_waiter(g);
 }
 
