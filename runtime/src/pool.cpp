@@ -14,6 +14,7 @@
 // stop before its task ran) or threw.
 #include "pool.hpp"
 
+#include "cpu_budget.hpp"
 #include "crowding.hpp"
 #include "observe.hpp"
 #include "overflow_handler.hpp"
@@ -109,10 +110,20 @@ pool::pool(fj::scheduler& handle, const scheduler_options& options, std::uint64_
     m_parking = make_parking_lot(m_options, m_worker_count + m_options.max_spare_workers);
     if (m_options.max_spare_workers != 0)
         m_rescue.reset(new rescuer(*this, m_options.max_spare_workers));
-    start_observing(*this); // last: nothing after it throws
+    start_observing(*this); // nothing after it throws
+    m_shares_cpu_budget =
+        m_options.share_cpu_budget && m_worker_count <= cpu_budget::instance().limit();
+    if (m_shares_cpu_budget) {
+        m_cpu_budget = &cpu_budget::instance();
+        m_cpu_budget->add_workers(m_worker_count); // before a worker can look at it
+    }
 }
 
 pool::~pool() {
+    // Not in the child of a fork(): the budget it joined stayed in the parent (its sleepers and
+    // mutex with it), and the child has its own.
+    if (m_cpu_budget != nullptr && m_generation == process_generation())
+        m_cpu_budget->remove_workers(m_worker_count);
     abandon_observing(*this); // a pool that stopped has ended its observers already
 }
 
@@ -187,6 +198,8 @@ void shutdown(pool& p) {
     }
     p.m_injected.close(); // seq_cst RMW on the tail word: ordered with every push
     p.m_sleep.notify_all();
+    if (p.m_cpu_budget != nullptr) // workers waiting for a place drain the pool without one
+        p.m_cpu_budget->wake_sleepers();
     for (auto& t : p.m_threads->threads)
         t.join();
     // After the workers: the pool has stopped, so no spare starts and every spare ends.

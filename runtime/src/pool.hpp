@@ -33,6 +33,7 @@ class rescuer; // rescue.hpp: spare workers while tasks block
 struct rescuer_deleter {
     void operator()(rescuer* r) const noexcept;
 };
+class cpu_budget;      // cpu_budget.hpp: the process's budget of running workers
 struct thread_group;   // pool.cpp: the worker threads
 struct profile_region; // <forkjoin/detail/profile_frame.hpp>
 
@@ -71,6 +72,11 @@ struct pool final : pool_core {
     alignas(128) std::atomic<std::size_t> m_parked{0};
     // Threads outside the pool inside make_resumable(): shutdown waits for them to leave.
     std::atomic<std::uint32_t> m_wakers{0};
+    // Whether the workers take places in the process's budget of running workers
+    // (cpu_budget.hpp): share_cpu_budget, for a pool no larger than the budget (one sized beyond
+    // the CPUs asks for more threads than CPUs on purpose: docs/design.md#crowded).
+    bool m_shares_cpu_budget = false;
+    cpu_budget* m_cpu_budget = nullptr; // the budget it joined (a fork() child makes a new one)
     std::mutex m_shutdown_mutex;
     bool m_joined = false; // guarded by m_shutdown_mutex
 };

@@ -8,6 +8,7 @@
 //   - destroying a pre-fork scheduler does not join threads that do not exist.
 // The handlers hold the runtime's process-wide mutexes across fork(), so the child never
 // inherits one locked by a thread that is not there.
+#include "cpu_budget.hpp"
 #include "guard_registry.hpp"
 #include "pool_registry.hpp"
 #include "system.hpp"
@@ -27,6 +28,11 @@ std::atomic<std::uint64_t> g_generation{0};
 // the pool). The fiber stacks' guard registry comes last: it is taken alone, when a stack is
 // mapped or unmapped.
 void before_fork() noexcept {
+    // Made now if it was not yet: no thread is then inside its first use across the fork.
+    try {
+        cpu_budget::prepare_for_fork();
+    } catch (...) { // out of memory: a child that uses the budget makes its own
+    }
     lock_default_scheduler();
     lock_pool_registry();
     lock_central_pool();
@@ -42,7 +48,8 @@ void after_fork_in_parent() noexcept {
 
 void after_fork_in_child() noexcept {
     g_generation.fetch_add(1, std::memory_order_relaxed);
-    unlock_guard_registry(); // locked by this very thread in before_fork()
+    cpu_budget::replace_in_child(); // the parent's holders and sleepers are not here
+    unlock_guard_registry();        // locked by this very thread in before_fork()
     unlock_central_pool();
     unlock_pool_registry();
     unlock_default_scheduler();

@@ -15,6 +15,7 @@
 // The shutdown sequence is in pool.cpp and docs/design.md#shutdown.
 #include "worker_loop.hpp"
 
+#include "cpu_budget.hpp"
 #include "crowding.hpp"
 #include "fiber_switch.hpp"
 #include "guard_registry.hpp"
@@ -212,6 +213,25 @@ bool is_spare(const pool& p, const worker& w) noexcept {
     return w.m_index >= p.m_worker_count;
 }
 
+// Whether worker w takes a place in the process's budget of running workers (cpu_budget.hpp):
+// every worker of a pool that shares it, but no spare (a spare stands in for a blocked worker).
+bool takes_cpu_place(const pool& p, const worker& w) noexcept {
+    return p.m_shares_cpu_budget && !is_spare(p, w);
+}
+
+// Waits for a place in the budget, if w takes one (docs/design.md#cpu-budget). A closing pool
+// drains without one: its shutdown must not wait on other pools' work.
+void take_cpu_place(pool& p, worker& w, bool counted_asleep) {
+    if (!takes_cpu_place(p, w))
+        return;
+    cpu_budget::instance().acquire(
+        w,
+        [&p]() noexcept {
+            return p.m_injected.is_closed() || p.m_stop.load(std::memory_order_acquire);
+        },
+        counted_asleep);
+}
+
 // A spare leaves the pool for good (docs/design.md#rescue, step 7) unless work is in sight. Only
 // at its loop's top level with nothing of its own pending: an empty deque (its tasks' forks are
 // run or stolen) and no resumable waiter in its slot.
@@ -323,6 +343,9 @@ task* find_work_or_sleep(pool& p, worker& w) {
         w.m_stats.sleeps.bump();
         if (w.observed()) [[unlikely]]
             on_sleep_begin(w);
+        // Asleep, a worker holds no place in the budget of running workers; it takes one back
+        // below, before it counts itself awake.
+        cpu_budget::release_if_held(w);
         const auto now = std::chrono::steady_clock::now();
         bool timed_out = false;
         if (spare)
@@ -334,6 +357,7 @@ task* find_work_or_sleep(pool& p, worker& w) {
             (void)p.m_sleep.commit_wait_until(key, now + k_idle_block_release_period);
         else
             p.m_sleep.commit_wait(key);
+        take_cpu_place(p, w, true); // still counted asleep (the rescue sees it idle) meanwhile
         w.m_stats.wakeups.bump();
         if (w.observed()) [[unlikely]]
             on_sleep_end(w);
@@ -360,10 +384,17 @@ void worker_main(pool& p, std::size_t index) {
     context() = {&w, &p, nullptr};
     if (p.m_rescue != nullptr)
         p.m_rescue->on_thread_start(index);
+    const bool budgeted = takes_cpu_place(p, w);
+    if (budgeted) {
+        cpu_budget::instance().enrol(w);
+        take_cpu_place(p, w, false);
+    }
     if (p.m_parking == nullptr || !run_worker_on_fibers(p, w)) {
         while (task* t = find_work_or_sleep(p, w))
             run_task(w, t);
     }
+    if (budgeted)
+        cpu_budget::instance().leave(w); // gives back its place
     context() = {};
 }
 

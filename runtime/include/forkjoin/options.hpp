@@ -70,6 +70,19 @@ struct scheduler_options {
     // whose workers all block then waits for one of them to return).
     std::size_t max_spare_workers = 256;
 
+    // One budget of running workers for the whole process (docs/design.md#cpu-budget), for
+    // pools that opt in: while the pools that share it have more workers in all than
+    // fj::running_worker_limit() (the CPUs the process may use), a worker runs only while it
+    // holds one of that many places; the others stay asleep until a running one goes idle, as
+    // oneTBB's arenas draw on one set of workers. A worker asleep in the kernel inside a task (a
+    // lock, a read) keeps its place but does not hold up the others: one that has waited a
+    // millisecond runs anyway when every holder is asleep in the kernel. Spare workers never
+    // wait for a place. A pool of more workers than fj::running_worker_limit() asks for more
+    // threads than CPUs on purpose (docs/design.md#crowded) and does not share.
+    // Off by default: a task that waits for work of another sharing pool while every place is
+    // held by running (not blocked) tasks waits until one of them returns.
+    bool share_cpu_budget = false;
+
     static constexpr std::chrono::microseconds max_spin_before_sleep{100'000};
     static constexpr std::size_t max_spare_workers_limit = 4096;
     static constexpr std::size_t max_initial_deque_capacity = std::size_t{1} << 20;
@@ -82,5 +95,11 @@ struct scheduler_options {
 // reads FJ_WORKERS, the affinity mask and the cgroup files afresh on each call. Throws
 // std::invalid_argument for a malformed FJ_WORKERS, with the scheduler's message.
 std::size_t default_worker_count();
+
+// The most workers of all the pools that share the budget (scheduler_options::share_cpu_budget)
+// that run at once: the CPUs in the process's affinity mask, lowered to its cgroup CPU quota, as
+// read when the first pool started (oneTBB's one set of workers for all its arenas). Reading it
+// starts nothing.
+std::size_t running_worker_limit();
 
 } // namespace fj

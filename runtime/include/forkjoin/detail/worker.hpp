@@ -67,6 +67,11 @@ struct alignas(128) worker {
     // independent code is two (its address comes from the GOT), on every task run.
     bool observed() const noexcept { return m_trace != nullptr; }
     worker_counters m_stats;
+    // The process's budget of running workers (runtime/src/cpu_budget.hpp): whether this worker
+    // holds a place, and its kernel thread id for a starving waiter's look. Written by the worker,
+    // read by a waiter on the budget's slow path (relaxed: a hint that /proc confirms).
+    std::atomic<bool> m_holds_cpu{false};
+    std::atomic<std::int32_t> m_tid{0};
 
     std::uint64_t next_random() noexcept {
         std::uint64_t x = m_rng;
