@@ -116,22 +116,8 @@ T parallel_reduce_range(scheduler& sched, const Range& range, const loop_options
             }
         };
         run_with_affinity(sched, *options.affinity, plan.pieces.size(), run_piece);
-        std::optional<T> acc;
-        for (std::size_t i = 0; i < results.size(); ++i) {
-            if (!results[i])
-                continue; // cancelled: the call throws and the value is discarded
-            if (!acc) {
-                acc.emplace(std::move(*results[i]));
-                continue;
-            }
-            try {
-                acc.emplace(ext::invoke(reduce, std::move(*acc), std::move(*results[i])));
-            } catch (...) {
-                failure.record(plan.keys[i], std::current_exception());
-                return identity;
-            }
-        }
-        return acc ? std::move(*acc) : identity;
+        return fold_in_order(
+            results, [&](std::size_t i) { return plan.keys[i]; }, identity, reduce, failure);
     };
     return run_tracked("fj::parallel_reduce", sched, options.stop, failure, false, identity, work);
 }

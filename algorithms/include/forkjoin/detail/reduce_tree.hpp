@@ -71,10 +71,11 @@ private:
 };
 
 // The affinity pieces' results combined left to right, as the serial order gives them. A piece
-// a failure or a stop cancelled has none; the call then throws and the value is discarded.
-template <class T, class Reduce>
-T fold_in_order(std::vector<std::optional<T>>& results, const offset_pieces& pieces,
-                const T& identity, Reduce& reduce, loop_failure& failure) {
+// a failure or a stop cancelled has none; the call then throws and the value is discarded. A
+// throwing reduce is recorded at key_of(i), the failure position of the piece it brings in.
+template <class T, class KeyOf, class Reduce>
+T fold_in_order(std::vector<std::optional<T>>& results, KeyOf key_of, const T& identity,
+                Reduce& reduce, loop_failure& failure) {
     std::optional<T> acc;
     for (std::size_t i = 0; i < results.size(); ++i) {
         if (!results[i])
@@ -86,7 +87,7 @@ T fold_in_order(std::vector<std::optional<T>>& results, const offset_pieces& pie
         try {
             acc.emplace(ext::invoke(reduce, std::move(*acc), std::move(*results[i])));
         } catch (...) {
-            failure.record(pieces.begin_of(i), std::current_exception());
+            failure.record(key_of(i), std::current_exception());
             return identity;
         }
     }
@@ -112,7 +113,9 @@ T run_reduce(const char* who, fj::scheduler& sched, std::size_t n, const loop_op
                     results[i].emplace(leaf(lo, pieces.begin_of(i + 1), failure));
             };
             run_with_affinity(sched, *options.affinity, pieces.count(), run_piece);
-            return fold_in_order(results, pieces, identity, reduce, failure);
+            return fold_in_order(
+                results, [&](std::size_t i) { return pieces.begin_of(i); }, identity, reduce,
+                failure);
         };
         return run_tracked(who, sched, options.stop, failure, n == 0, identity, work);
     }
