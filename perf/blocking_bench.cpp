@@ -1,5 +1,5 @@
 // Tasks that block (docs/performance.md#blocking): what the rescue of blocked pools costs and
-// buys (docs/design.md#rescue), in one process.
+// buys (docs/design/rescue.md), in one process.
 //
 //   blocking_bench [--rounds 11] [--workers 1,2] [--n 32] [--parts latency,sleeps,idle,fib]
 //

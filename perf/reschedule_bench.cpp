@@ -72,8 +72,8 @@ struct frame_record {
 };
 
 // Out of line, and opaque to the optimiser: a task that parked must re-read the thread pointer
-// after the switch, never reuse an address computed on the old thread (docs/design.md#parking,
-// "Migration and thread-locals").
+// after the switch, never reuse an address computed on the old thread
+// (docs/design/current-worker.md#migration-and-thread-locals).
 [[gnu::noinline]] const frame_record*& innermost_slot() noexcept {
     static thread_local const frame_record* slot = nullptr;
     const frame_record** p = &slot;

@@ -15,7 +15,7 @@
 //
 // "Local" means local to the THREAD, not to the task. A task that waits (future::get, fj::join,
 // task_group::wait, reschedule_until) may park and resume on another worker thread
-// (docs/design.md#parking). After a wait:
+// (docs/design/parking.md). After a wait:
 //   * call local() again: it returns the element of the thread the task now runs on;
 //   * never keep a reference from before the wait: it stays valid (it still points at the old
 //     thread's element), but that element now belongs to whatever runs on the old thread, so

@@ -13,7 +13,7 @@
 //   is shared, not copied). The input stage (the first) is always called by one thread at a
 //   time, whatever its mode, so input order is the order the input produced the items in.
 // - Returns once the input has called fc.stop() and every item has left the last stage. No
-//   thread ever waits for a busy stage (docs/design.md#pipeline).
+//   thread ever waits for a busy stage (docs/design/pipeline.md).
 // - Exceptions: the first exception a stage throws is rethrown to the caller (others are
 //   discarded); the input is not called again, items in flight are destroyed without running
 //   further stages, and the call returns once the running stages have finished.

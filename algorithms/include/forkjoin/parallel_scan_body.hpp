@@ -37,7 +37,7 @@
 // fj::operation_cancelled. A blocked range carries its own grain (no fj::grain). Exceptions: the
 // one from the first piece in serial order that threw wins (a split body or a reverse_join counts
 // at the right half it starts); pieces before it are still final-scanned, none after it is
-// started later. Also takes a fj::scheduler& first. Protocol: docs/design.md#body-style-scan.
+// started later. Also takes a fj::scheduler& first. Protocol: docs/design/body-style-scan.md.
 #pragma once
 
 #include "detail/body_scan.hpp"

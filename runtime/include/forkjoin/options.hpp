@@ -32,7 +32,7 @@ struct scheduler_options {
     // Joins that must wait on a worker (future::get()/wait(), fj::join whose second branch was
     // stolen, reschedule_until) park the waiting task on a fiber and let the worker go on with
     // other work, instead of running unrelated tasks on top of the waiting frame
-    // (docs/design.md#parking). false: help while waiting, where a task that waits for a
+    // (docs/design/parking.md). false: help while waiting, where a task that waits for a
     // non-descendant's future (a shared_future, a promise) while its producer itself waits can
     // hang (docs/errors.md#not-detected). The FJ_PARKING environment variable (0 or 1) overrides
     // this for every scheduler.
@@ -70,7 +70,7 @@ struct scheduler_options {
     // whose workers all block then waits for one of them to return).
     std::size_t max_spare_workers = 256;
 
-    // One budget of running workers for the whole process (docs/design.md#cpu-budget), for
+    // One budget of running workers for the whole process (docs/design/cpu-budget.md), for
     // pools that opt in: while the pools that share it have more workers in all than
     // fj::running_worker_limit() (the CPUs the process may use), a worker runs only while it
     // holds one of that many places; the others stay asleep until a running one goes idle, as
@@ -78,7 +78,7 @@ struct scheduler_options {
     // lock, a read) keeps its place but does not hold up the others: one that has waited a
     // millisecond runs anyway when every holder is asleep in the kernel. Spare workers never
     // wait for a place. A pool of more workers than fj::running_worker_limit() asks for more
-    // threads than CPUs on purpose (docs/design.md#crowded) and does not share.
+    // threads than CPUs on purpose (docs/design/crowded.md) and does not share.
     // Off by default: a task that waits for work of another sharing pool while every place is
     // held by running (not blocked) tasks waits until one of them returns.
     bool share_cpu_budget = false;

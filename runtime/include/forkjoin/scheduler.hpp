@@ -13,7 +13,7 @@
 //
 // A scheduler is a handle: it owns one pool (runtime/src/pool.hpp) and shuts it down when
 // destroyed. The inline paths are functions over the pool's public part (detail/fork_join.hpp).
-// Design, invariants and protocols: docs/design.md.
+// Design, invariants and protocols: docs/design/index.md.
 #pragma once
 
 #include "detail/callable_check.hpp"

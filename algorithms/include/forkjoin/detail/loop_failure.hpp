@@ -9,7 +9,7 @@
 //
 // A stop request (cancel(), from the std::stop_callback the loop registers) lowers the limit to 0
 // for good: no chunk starts after it, and the loop ends with fj::operation_cancelled unless a body
-// threw (a real error outranks the request; docs/design.md#cancellation).
+// threw (a real error outranks the request; docs/design/loops.md).
 #pragma once
 
 #include <atomic>

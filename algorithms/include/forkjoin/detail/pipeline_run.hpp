@@ -1,6 +1,6 @@
 // One run of fj::parallel_pipeline: tokens carried through the stages by the tasks of one
 // fj::task_group. The protocol, with the argument that no item is lost, order is kept and the
-// call neither returns early nor hangs, is docs/design.md#pipeline; the step numbers below are its.
+// call neither returns early nor hangs, is docs/design/pipeline.md; the step numbers below are its.
 //
 // No thread ever waits for a stage. A token that finds a serial stage busy (or, in order, not its
 // turn) is parked in that stage's buffer and its task ends; the task that releases the stage

@@ -49,7 +49,7 @@ struct item_layout {
 
 class pipeline_token {
 public:
-    // Owned by a task closure, a stage buffer or the free list; see docs/design.md#pipeline.
+    // Owned by a task closure, a stage buffer or the free list; see docs/design/pipeline.md.
     std::size_t seq = 0;            // the input order, from 0: what serial_in_order stages follow
     std::size_t stage = 0;          // the next stage to run; 0 means "fetch an item"
     bool holds_stage = false;       // set when a release handed this token its serial stage

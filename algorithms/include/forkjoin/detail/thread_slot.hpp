@@ -10,7 +10,7 @@
 // its own table and no thread holds anything of it, so a destroyed container leaves nothing
 // behind that a later container at the same address could be confused with.
 //
-// Migration: a task that waits may resume on another thread (docs/design.md#parking), and
+// Migration: a task that waits may resume on another thread (docs/design/parking.md), and
 // compilers keep a thread-local's address once computed for the rest of a function. So the number
 // is read in a function that is never inlined: each call computes the address afresh on the
 // thread that makes it, and a call reads memory, so it is not merged with an earlier call across

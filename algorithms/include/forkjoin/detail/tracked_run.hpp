@@ -1,6 +1,6 @@
 // The frame every parallel loop, reduction and range algorithm runs in: its loop_failure wired to
 // the caller's std::stop_token, the work run inline on a worker or as one task from outside, and
-// the outcome reported once every started chunk has finished (docs/design.md#cancellation).
+// the outcome reported once every started chunk has finished (docs/design/loops.md).
 #pragma once
 
 #include "loop_failure.hpp"

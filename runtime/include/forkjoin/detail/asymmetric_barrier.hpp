@@ -2,7 +2,7 @@
 // the race between starting a task and cancelling it (completion.hpp).
 //
 // The sleep protocol is a Dekker pair: a worker pushing work must not miss a worker that is going
-// to sleep, and the sleeper must not miss the work (docs/design.md#sleep). The textbook form puts a
+// to sleep, and the sleeper must not miss the work (docs/design/sleep.md). The textbook form puts a
 // full barrier on both sides; on the push side that is a locked instruction on every fork. Pushes
 // are frequent and sleeps rare, so the cost is moved to the sleeper: it calls heavy_barrier(),
 // which makes every running thread of the process execute a full memory barrier, while the pusher

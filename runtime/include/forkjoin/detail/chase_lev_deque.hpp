@@ -64,7 +64,7 @@ public:
     // Owner only. As push(), but the publishing store is seq_cst: stronger than the deque needs,
     // it makes the push one half of a Dekker pair with a sleeping worker's seq_cst prewait, so
     // the caller's following seq_cst load of the sleeper count cannot miss a worker that went to
-    // sleep without seeing this item (docs/design.md#sleep). Used where the cheaper asymmetric
+    // sleep without seeing this item (docs/design/sleep.md). Used where the cheaper asymmetric
     // barrier (asymmetric_barrier.hpp) is unavailable, and in ThreadSanitizer builds.
     void push_seq_cst(T item) { push_with(item, std::memory_order_seq_cst); }
 

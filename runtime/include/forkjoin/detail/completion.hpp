@@ -13,12 +13,12 @@
 // Whoever sets the second of {k_done, k_detached} frees the shared state. After finish() the
 // producer touches neither the state nor the waiter record again, except to call wake() on the
 // record, and the waiter does not leave until that call has signalled it (completion is the last
-// touch: docs/design.md#completion).
+// touch: docs/design/completion.md).
 //
 // A start_flag is the producer's own byte: not started, claiming, running or skipped. It lives
 // outside the completion (future_state puts it in the result slot's tail padding, so a task with
 // a small callable still fits a 64-byte block). The race between try_start() and cancel() is a
-// Dekker pair over the word and the byte (docs/design.md#cancel): each side
+// Dekker pair over the word and the byte (docs/design/cancel.md): each side
 // stores its flag, then reads the other's. Starting happens on every task and cancelling almost
 // never, so the StoreLoad barrier the pair needs is asymmetric (asymmetric_barrier.hpp): the
 // producer's side is a compiler barrier, cancel() pays a membarrier(2). Without it (TSan builds,

@@ -37,12 +37,12 @@ extern thread_local constinit thread_context tl_context asm(FJ_DETAIL_TL_CONTEXT
 extern int tls_anchor;
 
 // The calling thread's context, its address recomputed at every call. A task that waited on a
-// fiber may resume on another thread (docs/design.md#parking), and compilers keep a TLS address
-// once computed for the rest of the function (GCC does with the default model in -fPIC code,
-// fibers study §3.5, and with any model under ThreadSanitizer, which instruments the address):
-// after the switch it would name the old thread's context. So the thread pointer is re-read in
-// an asm volatile (never merged, never hoisted above a call). Never keep the reference across a
-// call that may run other tasks; call context() again.
+// fiber may resume on another thread, and compilers keep a TLS address once computed for the
+// rest of the function (GCC does with the default model in -fPIC code, and with any model under
+// ThreadSanitizer, which instruments the address): after the switch it would name the old
+// thread's context (docs/design/current-worker.md#migration-and-thread-locals). So the thread
+// pointer is re-read in an asm volatile (never merged, never hoisted above a call). Never keep
+// the reference across a call that may run other tasks; call context() again.
 inline thread_context& context() noexcept {
 #if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
     char* p;

@@ -1,4 +1,4 @@
-// The state of an fj::task_group and the task its run() creates (docs/design.md#task-group).
+// The state of an fj::task_group and the task its run() creates (docs/design/task-group.md).
 //
 // m_word = (tasks run and not finished) << 1 | k_waiting. A task's end takes one off the count
 // and, when that leaves none with a waiter registered, clears k_waiting with a CAS: the task whose
@@ -48,7 +48,7 @@ void record_group_error(group_state& g) noexcept;
 void wake_group_waiter(group_state& g) noexcept;
 
 // Takes one task off the count; the last one with a waiter wakes it. The last access to g unless
-// it wakes the waiter (docs/design.md#task-group, step 2):
+// it wakes the waiter (docs/design/task-group.md#steps, step 2):
 //   a. fetch_sub one task. Unless that left exactly k_waiting (no task, a waiter registered),
 //      done: one RMW that cannot fail, however many workers end tasks of the group at once.
 //   b. Else take the flag back with a CAS from k_waiting to 0. Success: this task alone wakes the

@@ -69,7 +69,7 @@ void help_until(pool_core& p, function_ref<bool()> done);
 // others above `target`, newest first; true if `target` was popped back, false if it was stolen.
 bool run_forked_above(task* popped, task* target);
 
-// The pusher's half of the sleep protocol's Dekker pair (docs/design.md#sleep), for every store
+// The pusher's half of the sleep protocol's Dekker pair (docs/design/sleep.md), for every store
 // that makes work visible to the pool's workers: `publish(seq_cst)` makes the store, then the
 // sleeper count is read and a sleeper woken if one sleeps. With the asymmetric barrier the
 // sleeper pays for the StoreLoad fence (publish(false): a release store and a compiler barrier),

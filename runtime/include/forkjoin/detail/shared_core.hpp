@@ -1,4 +1,4 @@
-// The block that all copies of one fj::shared_future hold (docs/design.md#shared-future).
+// The block that all copies of one fj::shared_future hold (docs/design/shared-future.md).
 //
 // A future's completion word takes one waiter. The core is that one waiter: when the task
 // finishes, the completion wakes the core, and the core wakes every listener on its list (the

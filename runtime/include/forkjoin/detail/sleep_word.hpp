@@ -16,7 +16,7 @@ class sleep_word {
 public:
     using key = std::uint64_t;
 
-    // seq_cst: the sleeper's half of the Dekker pair with has_waiters() (docs/design.md#sleep).
+    // seq_cst: the sleeper's half of the Dekker pair with has_waiters() (docs/design/sleep.md).
     key prepare_wait() noexcept {
         return m_state.fetch_add(k_one_waiter, std::memory_order_seq_cst);
     }
@@ -31,7 +31,7 @@ public:
     }
 
     // How many threads are between prepare_wait() and leaving. relaxed: a hint for how many
-    // workers are awake (docs/design.md#crowded), which may be stale either way at no risk.
+    // workers are awake (docs/design/crowded.md), which may be stale either way at no risk.
     std::uint32_t waiters() const noexcept {
         return static_cast<std::uint32_t>(m_state.load(std::memory_order_relaxed) & k_waiter_mask);
     }

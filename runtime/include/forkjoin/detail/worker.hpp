@@ -1,5 +1,5 @@
-// Per-worker state. Each worker is padded to its own cache lines (false sharing between workers'
-// counters doubled fork/join times in the fibers study).
+// Per-worker state. Each worker is padded to its own cache lines: false sharing between workers'
+// counters would double fork/join times.
 #pragma once
 
 #include "block_cache.hpp"
