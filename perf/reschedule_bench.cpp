@@ -293,10 +293,10 @@ void unrelated_long(benchmark::State& state) {
                     round.done();
                 });
             // The condition turns true 100 µs into the wait, while the long tasks are queued.
-            // A deadline stands for "another thread made it true early": a first version had a
-            // thread outside the pool set a flag, and on this loaded 2-core VM that thread
-            // itself often ran ~4 ms late (one scheduler tick), after every long task, which
-            // measured the OS rather than the wait. A deadline needs no thread to turn true.
+            // A deadline stands for "another thread made it true early": a thread outside the
+            // pool setting a flag often runs ~4 ms late on a loaded 2-core VM (one scheduler
+            // tick), after every long task, which would measure the OS rather than the wait. A
+            // deadline needs no thread to turn true.
             const auto becomes_true = clock_type::now() + k_true_after;
             pool.reschedule_until([&] { return clock_type::now() >= becomes_true; });
             const auto returned = clock_type::now();

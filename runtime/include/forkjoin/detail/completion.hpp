@@ -151,7 +151,7 @@ public:
     // not be woken).
     bool try_register(waiter* w) noexcept {
         // acquire: if this already sees k_done, the caller reads the result next (pairs with the
-        // release half of finish()). Found by ThreadSanitizer: relaxed here was a data race.
+        // release half of finish()); relaxed, that read of the result would be a data race.
         std::uintptr_t old = m_word.load(std::memory_order_acquire);
         do {
             if (old & (k_done | k_cancelled))
