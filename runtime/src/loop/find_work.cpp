@@ -1,0 +1,107 @@
+// Where workers (and helping threads) find work.
+//
+// Find-work order for a worker (docs/design/find-work.md):
+//   0. at its loop's top level only: a parked task it has just made resumable (worker.hpp's
+//      m_resumable; docs/design/parking.md);
+//   1. every k_injection_period-th look: the injection queue first, so a worker with a long local
+//      backlog still starts outside submissions (Go's scheduler does this every 61 ticks);
+//   2. its own deque (newest first: the task it forked last, hot in cache);
+//   3. steal from other workers, starting at a random victim (oldest first: the biggest pieces;
+//      at top level, a victim's resumable parked task before its deque);
+//   4. the injection queue.
+#include "loop/find_work.hpp"
+
+#include "observe/observe.hpp"
+
+#include <forkjoin/detail/observe.hpp>
+
+namespace fj::detail {
+
+namespace {
+
+constexpr std::uint32_t k_injection_period = 61;
+
+// A resumable parked task from w's slot (worker.hpp), or nullptr. The relaxed load keeps the
+// common empty case to a read of a line that is rarely written; acquire on the exchange pairs
+// with the release store that published the record (its fiber handle was written before).
+task* take_resumable(worker& w) noexcept {
+    if (w.m_resumable.load(std::memory_order_relaxed) == nullptr)
+        return nullptr;
+    return w.m_resumable.exchange(nullptr, std::memory_order_acquire);
+}
+
+} // namespace
+
+void run_task(worker& w, task* t) noexcept {
+    // A worker's own tasks run with its pool as the current one, also when the worker is nested
+    // inside a foreign pool's task (which it ran through that pool's try_run_one() or
+    // reschedule_until(), and which set tl_context.pool to its own pool).
+    pool_core* const saved = context().pool;
+    context().pool = w.m_pool;
+    run_counted(w, t, [t]() noexcept { t->run(); });
+    context().pool = saved; // context() again: the task may have moved us to another thread
+}
+
+task* steal_from_others(pool& p, worker* self, std::uint64_t random, bool at_top_level) {
+    const std::size_t n = p.m_workers.size();
+    const std::size_t start = static_cast<std::size_t>(random % n);
+    for (std::size_t i = 0; i < n; ++i) {
+        worker& victim = p.m_workers[(start + i) % n];
+        if (&victim == self)
+            continue;
+        // A waiter its worker made resumable while busy goes first: it is the oldest work there
+        // (the continuation of a join), and someone is waiting on it.
+        task* t = at_top_level ? take_resumable(victim) : nullptr;
+        if (t != nullptr || victim.m_deque.steal(t) == steal_result::success) {
+            if (self != nullptr) {
+                self->m_stats.steals.bump();
+                if (self->observed()) [[unlikely]]
+                    on_steal(*self, victim);
+            }
+            return t;
+        }
+        if (self != nullptr)
+            self->m_stats.failed_steals.bump();
+    }
+    return nullptr;
+}
+
+namespace {
+
+// A task taken from the injection queue. A parked task's record is not counted: its resumption
+// takes the count back (fiber_runtime::resume), and the observers leave it out likewise.
+task* taken_injected(worker& w, task* t) noexcept {
+    w.m_stats.injected_taken.bump();
+    if (w.observed()) [[unlikely]]
+        on_take_injected(w, t);
+    return t;
+}
+
+} // namespace
+
+task* find_work(pool& p, worker& w, bool at_top_level) {
+    // A waiter this worker has just made resumable first, before the periodic look at the
+    // injection queue: the last to finish a join continues it (docs/design/parking.md). Left on
+    // the deque, one completion in 61 ran a queued task before its waiter.
+    if (at_top_level) {
+        if (task* t = take_resumable(w))
+            return t;
+    }
+    if (++w.m_tick % k_injection_period == 0) {
+        if (task* t = p.m_injected.try_pop())
+            return taken_injected(w, t);
+    }
+    if (!w.m_deque.owner_sees_empty()) {
+        if (task* t = w.m_deque.pop())
+            return t;
+    }
+    if (p.m_workers.size() > 1) {
+        if (task* t = steal_from_others(p, &w, w.next_random(), at_top_level))
+            return t;
+    }
+    if (task* t = p.m_injected.try_pop())
+        return taken_injected(w, t);
+    return nullptr;
+}
+
+} // namespace fj::detail

@@ -1,0 +1,184 @@
+// The worker loop: find work, run it, spin and sleep while there is none (docs/design/find-work.md
+// for the order, docs/design/sleep.md for the sleep, docs/design/crowded.md for a pool with more
+// workers than CPUs). Idle workers spin for options().spin_before_sleep, then sleep through the
+// sleep protocol (sleep/); in a crowded pool they spin only while the awake workers fit on the
+// CPUs, and sleep with a timeout. The shutdown sequence is in lifecycle/pool.cpp.
+#include "loop/worker_loop.hpp"
+
+#include "budget/places.hpp"
+#include "fibers/guard_registry.hpp"
+#include "fibers/overflow_handler.hpp"
+#include "loop/find_work.hpp"
+#include "observe/observe.hpp"
+#include "parking/parking.hpp"
+#include "sleep/crowding.hpp"
+#include "sleep/sleep.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+#include <forkjoin/detail/cpu_relax.hpp>
+#include <forkjoin/detail/observe.hpp>
+
+namespace fj::detail {
+// Its symbol name comes from the declaration's asm label (current.hpp).
+thread_local constinit thread_context tl_context __attribute__((tls_model("initial-exec"))){};
+int tls_anchor = 0;
+
+__attribute__((noinline)) thread_context& context_out_of_line() noexcept {
+    thread_context* p = &tl_context;
+    asm volatile("" : "+r"(p)::"memory"); // not const, not pure: re-evaluated at every call
+    return *p;
+}
+
+namespace {
+
+// How long worker 0 sleeps before it comes back to release a burst's unused task memory (the
+// central pool's decay is 10 s, so memory goes back within 11 s of its last use; block_cache.hpp).
+constexpr std::chrono::milliseconds k_idle_block_release_period{1000};
+// How long an idle spare sleeps before it retires.
+constexpr std::chrono::milliseconds k_spare_idle{100};
+
+// A spare leaves the pool for good (docs/design/rescue.md, step 7) unless work is in sight. Only
+// at its loop's top level with nothing of its own pending: an empty deque (its tasks' forks are
+// run or stolen) and no resumable waiter in its slot.
+bool try_retire(pool& p, worker& w) noexcept {
+    if (!w.m_deque.owner_sees_empty() || w.m_resumable.load(std::memory_order_relaxed) != nullptr)
+        return false;
+    if (!leave_unless_work(p))
+        return false;
+    if (w.observed()) [[unlikely]]
+        on_spare_retire(w); // its thread still owns the buffer until it ends
+    return true;
+}
+
+// Returns the next task for worker w, sleeping while there is none; nullptr once the pool has
+// stopped (closed, and every task finished: the termination invariant, state/pool.hpp) or, for a
+// spare, once it has retired.
+task* find_work_or_sleep(pool& p, worker& w) {
+    const bool spare = is_spare(p, w);
+    bool idle_too_long = false;       // a spare slept k_spare_idle without finding work
+    auto backstop = k_backstop_first; // a crowded pool's sleep timeout (crowding.hpp)
+    for (;;) {
+        if (spare) [[unlikely]] {
+            if ((idle_too_long || p.m_spare_hooks->retire_requested(w.m_index)) && try_retire(p, w))
+                return nullptr;
+        }
+        if (task* t = find_work(p, w, true))
+            return t;
+
+        // 1. Spin: work often appears within microseconds (a sibling's next fork), and a sleep plus
+        //    a wake-up costs tens of microseconds. Not while more workers are awake than there
+        //    are CPUs (docs/design/crowded.md): a spinner then runs in place of a worker with
+        //    work, so give that one the CPU instead (yield), look once more and sleep.
+        const auto idle_since = std::chrono::steady_clock::now();
+        const std::uint32_t cpus = current_cpus(p, idle_since);
+        const bool crowded = p.m_worker_count > cpus;
+        task* found = nullptr;
+        if (crowded && awake_workers(p.m_worker_count, p.m_sleepers.waiters()) > cpus) {
+            std::this_thread::yield();
+            found = find_work(p, w, true);
+        } else {
+            const auto spin_until = idle_since + p.m_options.spin_before_sleep;
+            for (unsigned round = 0; found == nullptr; ++round) {
+                for (int i = 0; i < 32; ++i)
+                    cpu_relax();
+                found = find_work(p, w, true);
+                if ((round & 15) == 15 && std::chrono::steady_clock::now() >= spin_until)
+                    break;
+            }
+        }
+        if (found != nullptr)
+            return found;
+
+        // Going idle: a good moment to give back task memory a burst left unused for a while
+        // (block_cache.hpp). Worker 0 sleeps with a timeout, so an idle program still returns a
+        // burst's memory that appears, or decays, while every worker sleeps (freed futures on
+        // an outside thread): one wake-up a second per pool, whatever its size.
+        if (idle_blocks_pending())
+            release_idle_blocks(false);
+
+        // 2. Sleep, through the sleep protocol (docs/design/sleep.md#steps). Its variant is the
+        //    timeout: a spare sleeps k_spare_idle (its end, docs/design/rescue.md); a crowded
+        //    pool's sleeper the backstop, since a pusher that skipped waking it may block before
+        //    it takes its work (docs/design/crowded.md); worker 0 the memory release period;
+        //    the others until woken.
+        const going_idle idle = go_idle(p);
+        if (idle.outcome == idle_check::stopped || idle.outcome == idle_check::stopped_it)
+            return nullptr;
+        if (idle.outcome == idle_check::work_in_sight)
+            continue;
+        const std::chrono::milliseconds timeout = spare            ? k_spare_idle
+                                                  : crowded        ? backstop
+                                                  : w.m_index == 0 ? k_idle_block_release_period
+                                                                   : std::chrono::milliseconds{0};
+        const slept s = sleep_until_woken(p, w, idle.key, timeout);
+        if (p.m_stop.load(std::memory_order_acquire))
+            return nullptr;
+        if (spare && std::chrono::steady_clock::now() >= s.began + k_spare_idle)
+            idle_too_long = true;
+        // An idle crowded pool backs off its timed looks; queued work brings them back.
+        const bool timed_out = !spare && crowded && s.timed_out;
+        backstop = timed_out && !work_visible(p) ? next_backstop(backstop) : k_backstop_first;
+    }
+}
+
+} // namespace
+
+void run_worker_loop(pool& p) noexcept {
+    for (;;) {
+        worker& w = *current_worker(); // re-read every round: a loop fiber may have migrated
+        task* t = nullptr;
+        bool is_recheck = false;
+        if (!has_yielded(p, w)) {
+            t = find_work_or_sleep(p, w);
+            if (t == nullptr)
+                return; // stopped (or a spare retired)
+        } else {
+            // A yielded task waits here: never sleep (its predicate cannot wake us), and re-check
+            // it once its patience has run out. find_work(), not find_work_or_sleep(): the pool
+            // cannot stop meanwhile (m_parked counts it).
+            if (!yielded_due(p, w))
+                t = find_work(p, w, true);
+            if (t == nullptr) {
+                t = take_yielded(p, w);
+                is_recheck = true;
+            }
+        }
+        begin_loop_task(p, w, t, is_recheck);
+        run_task(w, t);
+        if (end_loop_task(p))
+            return; // the task took a parked task's record: this loop fiber ends into it
+    }
+}
+
+void worker_main(pool& p, std::size_t index) {
+    worker& w = p.m_workers[index];
+    // For the overflow diagnosis (overflow_handler.hpp), in both modes: the handler's stack, and
+    // this thread's own stack end registered beside the fiber stacks' guards.
+    const overflow_signal_stack signal_stack;
+    const thread_stack_guard own_stack_guard;
+    context() = {&w, &p, nullptr};
+    if (p.m_spare_hooks != nullptr)
+        p.m_spare_hooks->on_thread_start(index);
+    const bool budgeted = takes_cpu_place(p, w);
+    if (budgeted) {
+        cpu_budget::instance().enrol(w);
+        take_cpu_place(p, w, false);
+    }
+    if (p.m_parking == nullptr || !run_worker_on_fibers(p, w))
+        run_worker_loop(p);
+    if (budgeted)
+        cpu_budget::instance().leave(w); // gives back its place
+    context() = {};
+}
+
+void leave_active(pool& p) noexcept {
+    // With work in sight, somebody counted (or woken for it) takes it and later leaves through
+    // the termination check; this count only goes.
+    if (!leave_unless_work(p))
+        p.m_active.fetch_sub(1, std::memory_order_seq_cst); // seq_cst: as every m_active update
+}
+
+} // namespace fj::detail

@@ -1,0 +1,56 @@
+// The stacks of parking's fibers (parking_lot.hpp), and the default cap on parked tasks.
+#include "parking/parking_lot.hpp"
+
+#include <fstream>
+#include <new>
+
+namespace fj::detail {
+
+using stack_context = boost::context::stack_context;
+
+namespace {
+
+// The sanitizer record of a fiber sits at the top of its stack, above the context that
+// make_context() places there.
+constexpr std::size_t k_info_space = (sizeof(fiber_info) + 63) & ~std::size_t{63};
+
+// A fresh loop fiber's stack comes from the calling worker's cache over the pool's stack pool,
+// and goes back into the cache of whichever worker of the pool it ends on (fibers are created and
+// end only on the pool's workers).
+stack_cache& cache_of(parking_lot& lot) noexcept {
+    return lot.per_worker[current_worker()->m_index].stacks;
+}
+
+} // namespace
+
+// Takes a stack and puts its sanitizer record at its top. Throws std::bad_alloc.
+fiber_info* take_stack(parking_lot& lot) {
+    stack_context sc = cache_of(lot).allocate(lot.stacks);
+    auto* info = ::new (static_cast<char*>(sc.sp) - k_info_space) fiber_info{};
+    init_sanitizer_context(*info, static_cast<char*>(sc.sp) - sc.size, sc.size - k_info_space);
+    return info;
+}
+
+// The stack whose record is `info` goes back to the cache; its fiber has ended.
+void release_stack(parking_lot& lot, fiber_info* info) noexcept {
+    destroy_sanitizer_context(*info);
+    info->~fiber_info();
+    stack_context sc;
+    sc.sp = reinterpret_cast<char*>(info) + k_info_space;
+    sc.size = lot.stacks.stack_size();
+    cache_of(lot).deallocate(lot.stacks, sc);
+}
+
+std::size_t default_parking_cap() {
+    // Each parked task holds a guarded stack: two memory maps. Use at most three quarters of the
+    // process's map count for them, the rest is for everything else (the heap, libraries). If
+    // several schedulers together run out, a failed mmap makes a wait help instead.
+    std::size_t max_map_count = 65530;
+    std::ifstream in("/proc/sys/vm/max_map_count");
+    if (in)
+        in >> max_map_count;
+    const std::size_t cap = max_map_count / 2 * 3 / 4;
+    return cap < 64 ? 64 : cap;
+}
+
+} // namespace fj::detail

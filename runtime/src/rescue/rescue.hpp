@@ -1,0 +1,151 @@
+// The rescue of a pool whose workers block (docs/design/rescue.md): spare workers, started when
+// every thread working for the pool is asleep in the kernel inside a task while the pool has
+// queued work (found by a monitor thread), or at once by fj::blocking(); retired when idle or no
+// longer needed.
+//
+// A spare is an extra worker slot of the pool (index >= the pool's worker count) with its own
+// deque, run by worker_main() like any worker; only its retirement differs (worker_loop.cpp).
+// Slots of retired spares are reused, so the pool never has more than workers +
+// max_spare_workers slots.
+#pragma once
+
+#include "state/spare_hooks.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <sys/types.h>
+#include <vector>
+
+#include <boost/thread/thread.hpp>
+
+namespace fj::detail {
+
+struct pool;
+
+enum class spare_reason : std::uint32_t {
+    rescue = 0,   // the monitor found every thread blocked with work queued
+    blocking = 1, // fj::blocking() declared the caller's thread blocked
+};
+
+class rescuer final : public spare_hooks {
+public:
+    // For pool p, whose options ask for at most max_spares spares (> 0).
+    rescuer(pool& p, std::size_t max_spares);
+    rescuer(const rescuer&) = delete;
+    rescuer& operator=(const rescuer&) = delete;
+    ~rescuer(); // after stop() or abandon()
+
+    // Starts the monitor thread. Throws std::runtime_error if it cannot start.
+    void start();
+    // After the pool's workers have stopped: ends the monitor and joins every spare thread.
+    // (In the child of a process fork() the threads exist only in the parent: the pool leaks
+    // its rescuer instead, as it does its worker threads' handles.)
+    void stop() noexcept;
+
+    // --- spare_hooks: called by the worker loop and the sleep protocol ---
+    void on_thread_start(std::size_t index) noexcept override;
+    // Cheap when the monitor already watches: one load.
+    void on_all_awake() noexcept override {
+        // seq_cst: the Dekker pair with the monitor's store of m_monitor_idle and load of the
+        // pool's m_active in sample(): the waker's increment of m_active precedes this load in
+        // the single total order, or the monitor's re-check sees the increment.
+        if (m_monitor_idle.load(std::memory_order_seq_cst))
+            arm();
+    }
+    // --- Called by the pool's lifecycle ---
+    // Work was submitted from outside: while no thread of the pool is known to run, the monitor
+    // looks now rather than up to a period later. One relaxed load otherwise.
+    void on_inject() noexcept {
+        if (m_all_stalled.load(std::memory_order_relaxed))
+            on_inject_slow();
+    }
+    bool retire_requested(std::size_t index) const noexcept override {
+        // relaxed: a hint read at task boundaries; a late read retires one task later.
+        return m_slots[index].retire_requested.load(std::memory_order_relaxed);
+    }
+    // The spare serving slot `index` has left the pool (worker_loop.cpp has settled m_active);
+    // its thread is about to end.
+    void on_spare_retired(std::size_t index) noexcept;
+
+    // --- fj::blocking() (blocking.cpp) ---
+    static constexpr std::size_t k_none = ~std::size_t{0};
+    // A spare started for one fj::blocking() call: its slot and which start of that slot it was
+    // (slots are reused, and the call must not retire a later spare in the same slot).
+    struct ticket {
+        std::size_t index = k_none;
+        std::uint64_t start = 0;
+    };
+    // The thread serving slot `index` is about to block: counts it blocked at once and, unless a
+    // thread of the pool is idle, starts a spare.
+    ticket begin_blocking(std::size_t index) noexcept;
+    // ... and has returned: the spare started for it, if any, retires at its next task boundary.
+    void end_blocking(std::size_t index, ticket spare) noexcept;
+
+    // Statistics (stats_report.cpp).
+    struct counts {
+        std::uint64_t rescues = 0, blocking_handoffs = 0, retired = 0;
+        std::uint32_t running = 0;
+    };
+    counts snapshot() const noexcept;
+
+private:
+    // Per worker slot. Written by the threads serving the slot or by the monitor as marked.
+    struct slot {
+        std::atomic<pid_t> tid{0};              // the serving thread, 0 while none
+        std::atomic<std::uint32_t> declared{0}; // fj::blocking scopes open on it
+        std::atomic<bool> retire_requested{false};
+        // A thread works for the slot (workers: always). Written under m_mutex; relaxed loads by
+        // the monitor, which re-reads it every look (a stale value costs one look).
+        std::atomic<bool> serving{false};
+        // Spares started in this slot: written under m_mutex, read by the monitor (relaxed: it
+        // only tells a new spare from the one it looked at before).
+        std::atomic<std::uint64_t> starts{0};
+        boost::thread thread; // spares only; guarded by m_mutex
+        // The monitor's own (no other thread touches them): the start it last looked at, the
+        // tasks_run count then, and how many looks in a row found the thread asleep in the
+        // kernel without having started a task.
+        std::uint64_t seen_start = 0;
+        std::uint64_t last_tasks = 0;
+        std::uint32_t blocked_samples = 0;
+    };
+
+    void monitor_main() noexcept;
+    void arm() noexcept;
+    void on_inject_slow() noexcept;
+    // When the next look should come: soon (work waits behind threads that make no progress),
+    // calm (threads make progress, or spares run), or later (every thread blocked, nothing
+    // queued: the period grows).
+    enum class look { soon, calm, later };
+    // One look at the pool (steps 2-5).
+    look sample();
+    // Starts a spare for `reason`; caller holds m_mutex. Returns its slot or k_none.
+    std::size_t start_spare_locked(spare_reason reason) noexcept;
+    // The thread that serves spare slot `index`.
+    void spare_main(std::size_t index) noexcept;
+
+    pool& m_pool;
+    const std::size_t m_workers;        // the pool's worker count: slots [0, m_workers) are workers
+    const std::size_t m_max_spares;     // the cap on spares alive at once
+    std::unique_ptr<slot[]> m_slots;    // workers + max_spares, indexed like the pool's worker set
+    std::vector<std::size_t> m_stalled; // the monitor's scratch list for one look
+
+    mutable std::mutex m_mutex; // guards the spare bookkeeping and the monitor's sleep
+    std::condition_variable m_cv;
+    bool m_stopping = false;         // guarded by m_mutex
+    bool m_monitor_started = false;  // guarded by m_mutex: start() waits for it
+    bool m_nudged = false;           // guarded by m_mutex: look now (on_inject)
+    std::vector<std::size_t> m_free; // retired spare slots to reuse; guarded by m_mutex
+    std::uint32_t m_running = 0;     // spares alive; guarded by m_mutex
+    std::uint64_t m_rescues = 0, m_handoffs = 0, m_retired = 0; // guarded by m_mutex
+    // True while the monitor waits to be armed (no sampling: some worker was idle).
+    std::atomic<bool> m_monitor_idle{false};
+    // The last look found no thread running or idle (a hint for on_inject).
+    std::atomic<bool> m_all_stalled{false};
+    boost::thread m_monitor;
+};
+
+} // namespace fj::detail

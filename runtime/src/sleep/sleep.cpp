@@ -1,0 +1,159 @@
+// Sleep and wake-up (sleep.hpp; docs/design/sleep.md has the protocol's steps, invariant and
+// proof).
+#include "sleep/sleep.hpp"
+
+#include "budget/places.hpp"
+#include "observe/observe.hpp"
+#include "platform/cpu_quota.hpp"
+#include "platform/cpus.hpp"
+#include "sleep/crowding.hpp"
+#include "state/spare_hooks.hpp"
+
+#include <forkjoin/detail/pool_core.hpp>
+
+namespace fj::detail {
+
+bool work_visible(const pool& p) {
+    if (!p.m_injected.empty())
+        return true; // exact, under the consumer lock: see injection_queue.hpp
+    // seq_cst loads, like the deques' (after the sleeper's barrier): see make_resumable().
+    for (std::size_t i = 0, n = p.m_workers.size(); i < n; ++i) {
+        const worker& w = p.m_workers[i];
+        if (!w.m_deque.empty_hint() || w.m_resumable.load(std::memory_order_seq_cst) != nullptr)
+            return true;
+    }
+    return false;
+}
+
+void wake_for_work(pool& p, pusher who) noexcept {
+    // A crowded pool (docs/design/crowded.md): with the CPUs all taken by awake workers, a woken
+    // sleeper would only take a CPU from one of them. A worker that pushed is awake and takes the
+    // item itself (its join pops it, its loop looks at its own deque and slot first); a sleeper's
+    // timed sleep covers a pusher that blocks in the kernel first.
+    if (who == pusher::own_worker && awake_fill_cpus(p.m_worker_count, p.m_sleepers.waiters(),
+                                                     p.m_cpus.load(std::memory_order_relaxed)))
+        return;
+    p.m_sleep.notify_one();
+}
+
+// publish_work()'s slow path (pool_core.hpp): a worker of the pool has just pushed onto its own
+// deque or resumable slot, and the sleeper count was not zero.
+void wake_one_sleeper(pool_core& core) noexcept {
+    wake_for_work(pool_of(core), pusher::own_worker);
+}
+
+void wake_all(pool& p) noexcept {
+    p.m_sleep.notify_all();
+}
+
+namespace {
+
+// A thread leaves the active count (going to sleep, or leaving the pool). `closed` was read
+// before the caller's last re-check of the queues found them empty. The last one out of a closed
+// pool with nothing parked stops it (the termination invariant, state/pool.hpp). Returns true if
+// it did.
+bool leave_active_after_recheck(pool& p, bool closed) noexcept {
+    // seq_cst: the termination invariant needs a single order of these decrements with the queue
+    // re-checks and the helpers' increments.
+    // A parked task is pending work too (docs/design/parking.md): it is counted in m_parked
+    // until a worker takes its record from a queue.
+    if (p.m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && closed &&
+        p.m_parked.load(std::memory_order_seq_cst) == 0) {
+        // Last one awake, nothing queued, nothing can come: stop everybody.
+        p.m_stop.store(true, std::memory_order_release); // pairs with the acquire loads of m_stop
+        wake_all(p);
+        return true;
+    }
+    return false;
+}
+
+} // namespace
+
+going_idle go_idle(pool& p) noexcept {
+    // 1. Prewait (docs/design/sleep.md#steps).
+    const auto key = p.m_sleep.prepare_wait();
+    // 2. The sleeper's half of the asymmetric StoreLoad barrier: after it, any push whose sleeper
+    //    check missed our prewait is visible to the re-check below.
+    if (p.m_asymmetric_barrier)
+        heavy_barrier();
+    if (p.m_stop.load(std::memory_order_acquire)) {
+        p.m_sleep.cancel_wait();
+        return {idle_check::stopped, key};
+    }
+    // 3. Read the closed flag before re-checking the queues: once it is set, every accepted
+    //    submission has swung the injection queue's tail, so the re-check sees it (a producer
+    //    still linking its node counts as present). seq_cst load of the tail word.
+    const bool closed = p.m_injected.is_closed();
+    if (work_visible(p)) {
+        p.m_sleep.cancel_wait();
+        return {idle_check::work_in_sight, key};
+    }
+    // 4. Leave the active count; the last one out of a closed, drained pool stops it.
+    if (leave_active_after_recheck(p, closed)) {
+        p.m_sleep.cancel_wait();
+        return {idle_check::stopped_it, key};
+    }
+    return {idle_check::left, key};
+}
+
+slept sleep_until_woken(pool& p, worker& w, event_count::key key,
+                        std::chrono::milliseconds timeout) {
+    w.m_stats.sleeps.bump();
+    if (w.observed()) [[unlikely]]
+        on_sleep_begin(w);
+    // 5. Asleep, a worker holds no place in the budget of running workers; it takes one back
+    //    below, before it counts itself awake.
+    cpu_budget::release_if_held(w);
+    const auto began = std::chrono::steady_clock::now();
+    bool timed_out = false;
+    if (timeout.count() != 0)
+        timed_out = !p.m_sleep.commit_wait_until(key, began + timeout);
+    else
+        p.m_sleep.commit_wait(key);
+    // 6. Woken (or timed out): the budget place first, still counted asleep (the rescue sees the
+    //    worker idle meanwhile).
+    take_cpu_place(p, w, true);
+    w.m_stats.wakeups.bump();
+    if (w.observed()) [[unlikely]]
+        on_sleep_end(w);
+    // 7. Count itself active again. seq_cst: the termination invariant's single order; and the
+    //    Dekker pair with the rescue monitor's disarm (spare_hooks::on_all_awake()).
+    const std::uint32_t active = p.m_active.fetch_add(1, std::memory_order_seq_cst) + 1;
+    if (active >= p.m_worker_count && p.m_spare_hooks != nullptr)
+        p.m_spare_hooks->on_all_awake();
+    return {timed_out, began};
+}
+
+bool leave_unless_work(pool& p) noexcept {
+    switch (go_idle(p).outcome) {
+    case idle_check::work_in_sight:
+        return false;
+    case idle_check::stopped:
+        // With the pool stopped nothing waits on the count; it goes all the same.
+        p.m_active.fetch_sub(1, std::memory_order_seq_cst); // seq_cst: as every m_active update
+        return true;
+    case idle_check::stopped_it:
+        return true;
+    case idle_check::left:
+        p.m_sleep.cancel_wait();
+        return true;
+    }
+    return true;
+}
+
+std::uint32_t current_cpus(pool& p, std::chrono::steady_clock::time_point now) noexcept {
+    // Of the workers that find the last read old at once, the one whose compare-exchange moves
+    // the time stamp re-reads. relaxed throughout: a hint; a stale count costs a wake-up or some
+    // parallelism until the next re-read, never a task.
+    const std::int64_t ticks = now.time_since_epoch().count();
+    std::int64_t last = p.m_cpus_read_at.load(std::memory_order_relaxed);
+    if (ticks - last >= std::chrono::steady_clock::duration(k_cpus_recheck).count() &&
+        p.m_cpus_read_at.compare_exchange_strong(last, ticks, std::memory_order_relaxed)) {
+        const std::size_t cpus = usable_cpus(affinity_cpu_count(), p.m_cgroup_limit);
+        p.m_cpus.store(static_cast<std::uint32_t>(cpus), std::memory_order_relaxed);
+        return static_cast<std::uint32_t>(cpus);
+    }
+    return p.m_cpus.load(std::memory_order_relaxed);
+}
+
+} // namespace fj::detail

@@ -1,0 +1,108 @@
+// A pool's state: the fields every mechanism of runtime/src shares. fj::scheduler is a handle
+// that owns one; the inline fork/join paths see only its public part (detail/pool_core.hpp). The
+// mechanisms (sleep/, parking/, loop/, rescue/, ...) are functions over it; lifecycle/ builds and
+// ends it, and is the one place that knows every mechanism (docs/design/index.md#the-map).
+//
+// Invariant (termination, docs/design/shutdown.md): m_active counts the workers that are not
+// asleep plus the helping threads inside run_one_outside(); m_parked counts parked tasks whose
+// records no active thread holds yet. A thread takes a task only while counted, and after the
+// close only counted threads add work (an outside submit is ordered before the close, and then
+// its item is in the injection queue, or after it, and then it is refused). So when the last
+// counted thread finds the queue closed, every queue empty and nothing parked, no task can ever
+// appear again: it sets m_stop. Every update of m_active and m_parked is seq_cst, in one order
+// with the queues' re-checks (sleep/sleep.cpp).
+#pragma once
+
+#include "platform/cpu_quota.hpp"
+#include "state/event_count.hpp"
+#include "state/injection_queue.hpp"
+#include "state/spare_hooks.hpp"
+#include "state/worker_set.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include <forkjoin/detail/pool_core.hpp>
+#include <forkjoin/options.hpp>
+#include <forkjoin/stats.hpp>
+
+namespace fj::detail {
+
+struct parking_lot; // parking/: the worker loop on fibers, park and resume
+struct parking_lot_deleter {
+    void operator()(parking_lot* lot) const noexcept;
+};
+struct trace_session; // observe/: trace mode's per-worker buffers
+struct trace_session_deleter {
+    void operator()(trace_session* session) const noexcept;
+};
+class rescuer; // rescue/: spare workers while tasks block
+struct rescuer_deleter {
+    void operator()(rescuer* r) const noexcept;
+};
+class cpu_budget;      // budget/: the process's budget of running workers
+struct thread_group;   // lifecycle/: the worker threads
+struct profile_region; // <forkjoin/detail/profile_frame.hpp>
+
+struct pool final : pool_core {
+    pool(fj::scheduler& handle, const scheduler_options& options, std::uint64_t id);
+    ~pool();
+
+    bool is_closed() const noexcept { return m_injected.is_closed(); }
+
+    scheduler_options m_options; // as given, with the defaults resolved
+    worker_set m_workers;
+    injection_queue<task> m_injected; // also holds the closed flag
+    event_count m_sleep{m_sleepers};
+    alignas(128) std::atomic<std::uint32_t> m_active{0}; // workers/helpers not asleep
+    std::atomic<bool> m_stop{false};                     // set once: all work done after close
+    std::atomic<std::uint64_t> m_outside_rng{0x9e3779b97f4a7c15ull};
+    std::uint64_t m_generation = 0; // the process fork() generation it was created in (#fork)
+    std::unique_ptr<thread_group> m_threads;
+    std::unique_ptr<parking_lot, parking_lot_deleter> m_parking; // null when parking is off
+    // Spare workers while tasks block (docs/design/rescue.md); null when max_spare_workers is 0.
+    // The loop and the sleep protocol reach it through m_spare_hooks (the same object).
+    std::unique_ptr<rescuer, rescuer_deleter> m_rescue;
+    spare_hooks* m_spare_hooks = nullptr;
+    // Observers (observe.hpp): trace mode's session, null unless tracing; the region every task
+    // submitted to the pool is a root of, null unless it profiles its whole run.
+    std::unique_ptr<trace_session, trace_session_deleter> m_trace;
+    std::shared_ptr<profile_region> m_whole_run_profile;
+    // The CPUs the pool's workers may run on (docs/design/crowded.md): the affinity mask's count
+    // lowered to the cgroup quota read at start. A worker going idle re-reads the mask every
+    // k_cpus_recheck (m_cpus_read_at, steady_clock ticks). relaxed, both: hints; a stale count
+    // costs a wake-up or some parallelism until the next re-read, never a task.
+    alignas(128) std::atomic<std::uint32_t> m_cpus{1};
+    std::atomic<std::int64_t> m_cpus_read_at{0};
+    cpu_limit m_cgroup_limit;
+    // Tasks parked and not yet queued for resumption: pending work the pool must not stop under
+    // (the termination invariant above). seq_cst: read by the last worker to go idle in the same
+    // single order as m_active.
+    alignas(128) std::atomic<std::size_t> m_parked{0};
+    // Threads outside the pool inside make_resumable(): shutdown waits for them to leave.
+    std::atomic<std::uint32_t> m_wakers{0};
+    // Whether the workers take places in the process's budget of running workers
+    // (cpu_budget.hpp): share_cpu_budget, for a pool no larger than the budget (one sized beyond
+    // the CPUs asks for more threads than CPUs on purpose: docs/design/crowded.md).
+    bool m_shares_cpu_budget = false;
+    cpu_budget* m_cpu_budget = nullptr; // the budget it joined (a fork() child makes a new one)
+    std::mutex m_shutdown_mutex;
+    bool m_joined = false; // guarded by m_shutdown_mutex
+};
+
+inline pool& pool_of(pool_core& p) noexcept {
+    return static_cast<pool&>(p);
+}
+inline const pool& pool_of(const pool_core& p) noexcept {
+    return static_cast<const pool&>(p);
+}
+
+// Spare workers (rescue/) serve the slots past the pool's worker count.
+inline bool is_spare(const pool& p, const worker& w) noexcept {
+    return w.m_index >= p.m_worker_count;
+}
+
+} // namespace fj::detail

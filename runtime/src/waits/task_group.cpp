@@ -1,0 +1,82 @@
+// fj::task_group's waiting side and its errors (docs/design/task-group.md).
+#include <forkjoin/detail/wait.hpp>
+#include <forkjoin/task_group.hpp>
+
+namespace fj {
+
+namespace detail {
+
+void record_group_error(group_state& g) noexcept {
+    // acq_rel exchange: exactly one task writes m_error; the waiter reads it after the count
+    // reaches zero, which this task's finish_one() (a release, later) orders after the write.
+    if (!g.m_failed.exchange(true, std::memory_order_acq_rel))
+        g.m_error = std::current_exception();
+    g.m_cancel.store(true, std::memory_order_relaxed); // the rest are not started (oneTBB alike)
+}
+
+void wake_group_waiter(group_state& g) noexcept {
+    // The waiter wrote m_waiter before its release RMW that set k_waiting, which our acq_rel CAS
+    // read (through the count's chain of RMWs). finish() is the last touch: the waiter may return
+    // and destroy the group as soon as it sees it.
+    (void)g.m_waiter->finish();
+}
+
+} // namespace detail
+
+void task_group::wait() {
+    using detail::group_state;
+    // acquire: pairs with the tasks' release CASes; their effects are visible after it.
+    if ((m_state.m_word.load(std::memory_order_acquire) >> 1) != 0) {
+        // Steps (docs/design/task-group.md): publish the record, raise k_waiting; if nothing was
+        // pending by then, take the flag back unless a new task came in between; else wait on
+        // the record, which the last task finishes (it also clears the flag).
+        detail::completion woken;
+        m_state.m_waiter = &woken;
+        // acq_rel: release publishes m_waiter to the task that sees k_waiting.
+        const std::uint64_t old =
+            m_state.m_word.fetch_or(group_state::k_waiting, std::memory_order_acq_rel);
+        bool must_wait = true;
+        if ((old >> 1) == 0) {
+            std::uint64_t expected = group_state::k_waiting;
+            must_wait =
+                !m_state.m_word.compare_exchange_strong(expected, 0, std::memory_order_acq_rel);
+        }
+        if (must_wait)
+            detail::wait(woken); // runs the group's tasks from our deque first, then parks
+        m_state.m_waiter = nullptr;
+    }
+    m_state.m_unwaited.store(false, std::memory_order_relaxed);
+    m_state.m_cancel.store(false, std::memory_order_relaxed); // the group is reusable...
+    // ...unless its token was stopped, which is for good. Read after the store above: a request
+    // whose callback ran before that store is seen here and the flag is set again; one that comes
+    // later sets it itself.
+    const bool stopped = m_stop.stop_requested();
+    if (stopped)
+        m_state.m_cancel.store(true, std::memory_order_relaxed);
+    if (m_state.m_failed.load(std::memory_order_acquire)) {
+        std::exception_ptr error = std::exchange(m_state.m_error, nullptr);
+        m_state.m_failed.store(false, std::memory_order_relaxed);
+        std::rethrow_exception(error);
+    }
+    if (stopped)
+        detail::throw_operation_cancelled("fj::task_group::wait");
+}
+
+task_group::~task_group() noexcept(false) {
+    if (!m_state.m_unwaited.load(std::memory_order_relaxed))
+        return;
+    // run() without wait(): nothing may outlive the group (tasks hold a reference to it), so
+    // skip what has not started and wait for the rest; their exceptions give way to this error.
+    cancel();
+    try {
+        wait();
+    } catch (...) {
+    }
+    if (std::uncaught_exceptions() > m_uncaught)
+        return; // unwinding already: a second exception would terminate
+    throw missing_wait("fj::task_group destroyed after run() without wait(): its tasks that had "
+                       "not started were cancelled and the others waited for. Call wait() "
+                       "before the group goes out of scope");
+}
+
+} // namespace fj
