@@ -70,25 +70,26 @@ bool leave_active_after_recheck(pool& p, bool closed) noexcept {
 } // namespace
 
 going_idle go_idle(pool& p) noexcept {
-    // 1. Prewait (docs/design/sleep.md#steps).
+    // 1. Prewait (the steps of docs/design/sleep.md#steps).
     const auto key = p.m_sleep.prepare_wait();
     // 2. The sleeper's half of the asymmetric StoreLoad barrier: after it, any push whose sleeper
     //    check missed our prewait is visible to the re-check below.
     if (p.m_asymmetric_barrier)
         heavy_barrier();
+    // 3. The pool has stopped: no sleep.
     if (p.m_stop.load(std::memory_order_acquire)) {
         p.m_sleep.cancel_wait();
         return {idle_check::stopped, key};
     }
-    // 3. Read the closed flag before re-checking the queues: once it is set, every accepted
+    // 4. Read the closed flag before re-checking the queues: once it is set, every accepted
     //    submission has swung the injection queue's tail, so the re-check sees it (a producer
     //    still linking its node counts as present). seq_cst load of the tail word.
     const bool closed = p.m_injected.is_closed();
-    if (work_visible(p)) {
+    if (work_visible(p)) { // 5. work seen: back to finding it
         p.m_sleep.cancel_wait();
         return {idle_check::work_in_sight, key};
     }
-    // 4. Leave the active count; the last one out of a closed, drained pool stops it.
+    // 6. Leave the active count; the last one out of a closed, drained pool stops it.
     if (leave_active_after_recheck(p, closed)) {
         p.m_sleep.cancel_wait();
         return {idle_check::stopped_it, key};
@@ -101,7 +102,8 @@ slept sleep_until_woken(pool& p, worker& w, event_count::key key,
     w.m_stats.sleeps.bump();
     if (w.observed()) [[unlikely]]
         on_sleep_begin(w);
-    // 5. Asleep, a worker holds no place in the budget of running workers; it takes one back
+    // 7. Commit the wait. Asleep, a worker holds no place in the budget of running workers; it
+    // takes one back
     //    below, before it counts itself awake.
     cpu_budget::release_if_held(w);
     const auto began = std::chrono::steady_clock::now();
@@ -110,13 +112,13 @@ slept sleep_until_woken(pool& p, worker& w, event_count::key key,
         timed_out = !p.m_sleep.commit_wait_until(key, began + timeout);
     else
         p.m_sleep.commit_wait(key);
-    // 6. Woken (or timed out): the budget place first, still counted asleep (the rescue sees the
+    // Woken (or timed out): the budget place first, still counted asleep (the rescue sees the
     //    worker idle meanwhile).
     take_cpu_place(p, w, true);
     w.m_stats.wakeups.bump();
     if (w.observed()) [[unlikely]]
         on_sleep_end(w);
-    // 7. Count itself active again. seq_cst: the termination invariant's single order; and the
+    // Then count itself active again. seq_cst: the termination invariant's single order; and the
     //    Dekker pair with the rescue monitor's disarm (spare_hooks::on_all_awake()).
     const std::uint32_t active = p.m_active.fetch_add(1, std::memory_order_seq_cst) + 1;
     if (active >= p.m_worker_count && p.m_spare_hooks != nullptr)

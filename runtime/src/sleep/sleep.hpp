@@ -1,8 +1,9 @@
 // Sleep and wake-up (docs/design/sleep.md): how a worker with nothing to do leaves the active
 // count and sleeps without missing work, and how whoever makes work visible wakes one. The
-// sleeper's sequence is written once here (steps 1-7 of the design file); the worker loop picks
-// its variant (spare, crowded, timed) by the timeout it passes. Every publication of work wakes
-// through wake_for_work(), or through publish_work() (pool_core.hpp), whose slow path calls it.
+// sleeper's sequence is written once here (steps 1-7 of docs/design/sleep.md#steps); the worker
+// loop picks its variant (spare, crowded, timed) by the timeout it passes. Every publication of
+// work wakes through wake_for_work(), or through publish_work() (pool_core.hpp), whose slow path
+// calls it.
 #pragma once
 
 #include "state/event_count.hpp"
@@ -32,8 +33,8 @@ void wake_for_work(pool& p, pusher who) noexcept;
 // left while it closes.
 void wake_all(pool& p) noexcept;
 
-// Steps 1-4 of going idle: the prewait, the sleeper's barrier, the closed flag read, the re-check
-// of every queue, and leaving the active count. Outcomes:
+// Steps 1-6 of going idle: the prewait, the sleeper's barrier, the stop and closed flag reads, the
+// re-check of every queue, and leaving the active count. Outcomes:
 enum class idle_check {
     work_in_sight, // work is visible: the wait is cancelled and the caller still counted active
     stopped,       // the pool had stopped: the wait is cancelled and the caller still counted
@@ -48,7 +49,7 @@ struct going_idle {
 };
 going_idle go_idle(pool& p) noexcept;
 
-// Steps 5-7, after go_idle() returned `left` with `key`: w sleeps (holding no place in the budget
+// Step 7, after go_idle() returned `left` with `key`: w sleeps (holding no place in the budget
 // of running workers) until a notify, or until `timeout` has passed when it is not zero; then
 // takes its budget place back and counts itself active again. Returns whether the wait ended
 // with no notify (the timeout), and when the sleep began.
@@ -59,7 +60,7 @@ struct slept {
 slept sleep_until_woken(pool& p, worker& w, event_count::key key,
                         std::chrono::milliseconds timeout);
 
-// A thread leaves the active count for good unless work is in sight: steps 1-4 without the
+// A thread leaves the active count for good unless work is in sight: steps 1-6 without the
 // sleep, so a wake-up aimed at it goes to a sleeper still waiting (the event count signals one
 // that waits) and no visible work is left behind. Returns false, still counted, when it saw work.
 bool leave_unless_work(pool& p) noexcept;
