@@ -1,6 +1,7 @@
 // Shared helpers for the forkjoin test suites: worker-count parameters for TEST_P, iteration
 // counts that shrink under sanitizers, deadline-guarded waits, and a watchdog so that no test can
-// hang forever (a hang is reported by name and aborts the test process instead). The stress runs
+// hang forever (a hang is reported by name and aborts the test process instead); and what more
+// than one suite needs (thread counts, future_error codes, a throwing index, fib). The stress runs
 // add a progress watchdog that dumps the scheduler state on a stall: progress_watchdog.hpp.
 #pragma once
 
@@ -11,11 +12,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <dirent.h>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -221,6 +226,35 @@ public:
 private:
     std::string m_name;
     std::optional<std::string> m_old;
+};
+
+// Threads of this process (entries of /proc/self/task).
+inline int thread_count() {
+    int n = 0;
+    if (DIR* dir = ::opendir("/proc/self/task")) {
+        while (const dirent* e = ::readdir(dir))
+            if (e->d_name[0] != '.')
+                ++n;
+        ::closedir(dir);
+    }
+    return n;
+}
+
+// The code of the std::future_error that `action` throws; a test failure if it throws none.
+inline std::future_errc error_code_of(const std::function<void()>& action) {
+    try {
+        action();
+    } catch (const std::future_error& e) {
+        return static_cast<std::future_errc>(e.code().value());
+    }
+    ADD_FAILURE() << "no std::future_error thrown";
+    return std::future_errc::no_state;
+}
+
+// Thrown by a body at one index, so a test can check which of several throwing indices won.
+struct at_index : std::runtime_error {
+    explicit at_index(std::size_t i) : std::runtime_error("at index"), index(i) {}
+    std::size_t index;
 };
 
 // Serial reference for the fork/join tests.

@@ -19,10 +19,7 @@ using fj_test::scaled;
 
 class algorithms_stress_test : public fj_test::workers_test {};
 
-struct at_index : std::runtime_error {
-    explicit at_index(std::size_t i) : std::runtime_error("at"), index(i) {}
-    std::size_t index;
-};
+using fj_test::at_index;
 
 TEST_P(algorithms_stress_test, nested_parallel_for_three_deep_with_random_failures) {
     fj::scheduler pool(workers());

@@ -14,12 +14,7 @@ using namespace std::chrono_literals;
 
 class rescue_stress_test : public fj_test::workers_test {};
 
-long fib(int n) {
-    if (n < 2)
-        return n;
-    auto [a, b] = fj::join([n] { return fib(n - 1); }, [n] { return fib(n - 2); });
-    return a + b;
-}
+using fj_test::fib_join;
 
 fj::scheduler make_pool(std::size_t workers) {
     fj::scheduler_options o;
@@ -43,14 +38,14 @@ TEST_P(rescue_stress_test, BlockingBurstsWhileForkingAndJoining) {
         for (int i = 0; i < blockers; ++i) {
             const bool declared = random.below(2) == 0;
             futures.push_back(fj::async(pool, [&open, declared, i]() -> long {
-                auto child = fj::fork([i] { return fib(10 + i % 4); });
+                auto child = fj::fork([i] { return fib_join(10 + i % 4); });
                 if (declared)
                     fj::blocking([&open] { open.wait(); });
                 else
                     open.wait();
                 return child.get();
             }));
-            futures.push_back(fj::async(pool, [] { return fib(14); }));
+            futures.push_back(fj::async(pool, [] { return fib_join(14); }));
         }
         futures.push_back(fj::async(pool, [&open]() -> long {
             open.count_down();
@@ -58,7 +53,7 @@ TEST_P(rescue_stress_test, BlockingBurstsWhileForkingAndJoining) {
         }));
         long sum = 0, expected = 0;
         for (int i = 0; i < blockers; ++i)
-            expected += fib(10 + i % 4) + fib(14);
+            expected += fib_join(10 + i % 4) + fib_join(14);
         for (auto& f : futures)
             sum += fj_test::get_or(f, -1000000L, "round " + std::to_string(round));
         ASSERT_EQ(sum, expected) << "round " << round << "\n" << pool.stats();

@@ -5,7 +5,6 @@
 #include "support.hpp"
 
 #include <atomic>
-#include <dirent.h>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -17,16 +16,7 @@ namespace {
 
 namespace fi = fj::detail::fault_injection;
 
-int thread_count() {
-    int n = 0;
-    if (DIR* dir = ::opendir("/proc/self/task")) {
-        while (const dirent* e = ::readdir(dir))
-            if (e->d_name[0] != '.')
-                ++n;
-        ::closedir(dir);
-    }
-    return n;
-}
+using fj_test::thread_count;
 
 class resource_exhaustion_test : public fj_test::guarded_test {
 protected:

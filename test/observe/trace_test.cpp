@@ -97,25 +97,13 @@ std::map<std::int64_t, trace_summary> check_trace(const json::value& doc) {
     return by_pid;
 }
 
-long fib(int n) {
-    if (n < 2)
-        return n;
-    fj::future<long> left = fj::fork([=] { return fib(n - 1); });
-    const long right = fib(n - 2);
-    return left.get() + right;
-}
-
-long fib_join(int n) {
-    if (n < 2)
-        return n;
-    auto [a, b] = fj::join([=] { return fib_join(n - 1); }, [=] { return fib_join(n - 2); });
-    return a + b;
-}
+using fj_test::fib_fork;
+using fj_test::fib_join;
 
 // Forks, joins, stolen and parked waits, outside submissions, and idle periods (sleeps).
 void run_mixed_workload(fj::scheduler& pool) {
     for (int round = 0; round < 3; ++round) {
-        auto a = pool.submit([] { return fib(16); });
+        auto a = pool.submit([] { return fib_fork(16); });
         auto b = pool.submit([] { return fib_join(16); });
         std::vector<fj::future<int>> small;
         for (int i = 0; i < 20; ++i)
@@ -211,7 +199,7 @@ TEST(trace, parked_and_migrated_tasks_keep_tracks_nested) {
                     std::this_thread::sleep_for(std::chrono::microseconds(50));
                     return 1L;
                 });
-                auto other = fj::fork([] { return fib(10); });
+                auto other = fj::fork([] { return fib_fork(10); });
                 sum += other.get() + child.get();
             }
             return sum;
@@ -236,7 +224,7 @@ TEST(trace, schedulers_sharing_a_file_each_appear_as_a_process) {
     std::vector<fj::scheduler_stats> stats;
     for (int i = 0; i < 3; ++i) {
         fj::scheduler pool(options);
-        auto f = pool.submit([] { return fib(12); });
+        auto f = pool.submit([] { return fib_fork(12); });
         EXPECT_EQ(fj_test::get_or(f, -1L), 144);
         pool.shutdown();
         stats.push_back(pool.stats());
@@ -257,7 +245,7 @@ TEST(trace, environment_variable_turns_tracing_on) {
     {
         fj::scheduler pool(2);
         EXPECT_EQ(pool.options().trace_file, path);
-        auto f = pool.submit([] { return fib(10); });
+        auto f = pool.submit([] { return fib_fork(10); });
         EXPECT_EQ(fj_test::get_or(f, -1L), 55);
     }
     ::unsetenv("FJ_TRACE");

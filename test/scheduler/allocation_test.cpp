@@ -97,12 +97,7 @@ constexpr int k_n = 20; // fib(20): 10,945 forks
 constexpr long k_fib_20 = 6765;
 constexpr long k_forks = 10945;
 
-long fib_join(int n) {
-    if (n < 2)
-        return n;
-    auto [a, b] = fj::join([=] { return fib_join(n - 1); }, [=] { return fib_join(n - 2); });
-    return a + b;
-}
+using fj_test::fib_join;
 
 // The seed style: fork returns a future (a pooled state), reschedule_until joins it.
 long fib_fork(int n) {

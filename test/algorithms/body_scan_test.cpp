@@ -314,10 +314,7 @@ TEST(body_scan_tags, convert_to_their_pass) {
 
 // --- exceptions ----------------------------------------------------------------------------------
 
-struct at_index : std::runtime_error {
-    explicit at_index(std::size_t k) : std::runtime_error("at index"), where(k) {}
-    std::size_t where;
-};
+using fj_test::at_index;
 
 // A prefix_sum that throws when either pass reaches one of `bad`.
 struct throwing_sum : prefix_sum {
@@ -350,7 +347,7 @@ TEST_P(body_scan_test, the_first_piece_in_serial_order_that_threw_wins) {
                 fj::parallel_scan(pool, with_grain(n, grain), body);
                 ADD_FAILURE() << "no exception";
             } catch (const at_index& e) {
-                EXPECT_EQ(e.where, 20'001u);
+                EXPECT_EQ(e.index, 20'001u);
             }
         }
     }

@@ -4,8 +4,8 @@
 // and then blocks in the kernel until that child has run (so the pusher cannot take its own work)
 // still finishes, through a sleeper's timed look. The pools are made on a thread confined to one
 // CPU: their workers inherit its mask.
-#include "../runtime/src/crowding.hpp" // the rules (not installed)
-#include "../runtime/src/system.hpp"
+#include "../../runtime/src/crowding.hpp" // the rules (not installed)
+#include "../../runtime/src/system.hpp"
 #include "support.hpp"
 
 #include <atomic>

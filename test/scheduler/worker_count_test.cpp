@@ -2,7 +2,7 @@
 // process's cgroup and the cgroup mounts as /proc lists them, the walk up to ancestors, the
 // combination with the affinity mask, and fj::default_worker_count() against a real scheduler.
 // The cgroup files are fakes written to a temporary directory: no real cgroup or container needed.
-#include "../runtime/src/cpu_quota.hpp" // the parsers (not installed)
+#include "../../runtime/src/cpu_quota.hpp" // the parsers (not installed)
 #include "support.hpp"
 
 #include <cstdlib>
@@ -30,13 +30,7 @@ using fj::detail::usable_cpus;
 
 constexpr cpu_limit no_limit = std::nullopt;
 
-std::size_t thread_count() {
-    std::size_t n = 0;
-    for ([[maybe_unused]] const auto& entry :
-         std::filesystem::directory_iterator("/proc/self/task"))
-        ++n;
-    return n;
-}
+using fj_test::thread_count;
 
 std::size_t affinity_mask_cpus() {
     cpu_set_t set;
@@ -95,7 +89,7 @@ std::string mountinfo_line(const std::string& root, const std::string& mount_poi
 // scheduler). First in this file, so that when the whole binary runs no earlier test's threads
 // can still be exiting while the tasks are counted.
 TEST(worker_count_query, StartsNoThread) {
-    const std::size_t before = thread_count();
+    const int before = thread_count();
     std::size_t count = 0;
     for (int i = 0; i < 10; ++i)
         count = fj::default_worker_count();

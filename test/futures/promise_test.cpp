@@ -5,7 +5,6 @@
 #include "support.hpp"
 
 #include <atomic>
-#include <functional>
 #include <future>
 #include <memory>
 #include <stdexcept>
@@ -18,15 +17,7 @@ namespace {
 
 class promise_test : public fj_test::workers_test {};
 
-std::future_errc error_code_of(const std::function<void()>& action) {
-    try {
-        action();
-    } catch (const std::future_error& e) {
-        return static_cast<std::future_errc>(e.code().value());
-    }
-    ADD_FAILURE() << "no std::future_error thrown";
-    return std::future_errc::no_state;
-}
+using fj_test::error_code_of;
 
 // A value set by a plain thread reaches get(); set before get_future() as well.
 TEST_P(promise_test, ValueFromAnotherThread) {

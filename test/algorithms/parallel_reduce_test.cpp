@@ -140,10 +140,7 @@ TEST(parallel_reduce_bad_input, is_rejected_with_invalid_argument) {
                  std::invalid_argument);
 }
 
-struct at_index : std::runtime_error {
-    explicit at_index(std::size_t i) : std::runtime_error("at index"), index(i) {}
-    std::size_t index;
-};
+using fj_test::at_index;
 
 TEST_P(parallel_reduce_test, the_lowest_throwing_index_wins) {
     fj::scheduler pool(workers());

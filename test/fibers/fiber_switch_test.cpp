@@ -11,8 +11,8 @@
 //   - a stack is mapped clean and unmapped clean, whatever was left poisoned in its range.
 // The poison checks need AddressSanitizer and are skipped in other builds; the switching tests
 // run everywhere.
-#include "../runtime/src/fiber_switch.hpp"
-#include "../runtime/src/stack_pool.hpp"
+#include "../../runtime/src/fiber_switch.hpp"
+#include "../../runtime/src/stack_pool.hpp"
 
 #include <cstdint>
 #include <cstring>

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
-#include <dirent.h>
 #include <functional>
 #include <initializer_list>
 #include <latch>
@@ -37,17 +36,7 @@ extern "C" const char* __tsan_default_options() {
 
 namespace {
 
-// Threads of this process (entries of /proc/self/task).
-int thread_count() {
-    int n = 0;
-    if (DIR* dir = ::opendir("/proc/self/task")) {
-        while (const dirent* e = ::readdir(dir))
-            if (e->d_name[0] != '.')
-                ++n;
-        ::closedir(dir);
-    }
-    return n;
-}
+using fj_test::thread_count;
 
 // Runs `child` in a forked child, which exits with its return value (as a status code). The
 // parent waits with a deadline: a child that hangs is killed and reported.

@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <future>
 #include <memory>
 #include <numeric>
@@ -30,15 +29,7 @@ class shared_future_test : public fj_test::workers_test {};
 class shared_future_in_tasks_test : public fj_test::workers_test {};
 class shared_future_misuse_test : public fj_test::guarded_test {};
 
-std::future_errc error_code_of(const std::function<void()>& action) {
-    try {
-        action();
-    } catch (const std::future_error& e) {
-        return static_cast<std::future_errc>(e.code().value());
-    }
-    ADD_FAILURE() << "no std::future_error thrown";
-    return std::future_errc::no_state;
-}
+using fj_test::error_code_of;
 
 // The exception that get() throws, or null if it returned.
 template <class T>

@@ -2,7 +2,7 @@
 // guard), the guard registry a SIGSEGV handler reads, the counters, exactly-once hand-out under
 // concurrency, trimming of deep pages, the per-worker cache, and a real boost::context::fiber on a
 // pooled stack.
-#include "../runtime/src/stack_pool.hpp"
+#include "../../runtime/src/stack_pool.hpp"
 #include "support.hpp"
 
 #include <algorithm>

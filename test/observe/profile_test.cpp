@@ -34,12 +34,7 @@ void spin_for(std::chrono::nanoseconds d) {
     }
 }
 
-long fib_join(int n) {
-    if (n < 2)
-        return n;
-    auto [a, b] = fj::join([=] { return fib_join(n - 1); }, [=] { return fib_join(n - 2); });
-    return a + b;
-}
+using fj_test::fib_join;
 
 long fib_future(int n) {
     if (n < 2)

@@ -1,7 +1,7 @@
 // The rescue of pools whose tasks block (docs/design.md#rescue): precise (compute-bound tasks
 // start no thread), bounded (max_spare_workers), spares retire, fj::blocking hands the work on at
 // once, the counters and the trace say what happened, and bad input is refused.
-#include "../runtime/src/thread_state.hpp"
+#include "../../runtime/src/thread_state.hpp"
 #include "support.hpp"
 
 #include <fstream>
@@ -15,15 +15,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Threads of this process, from /proc/self/status.
-int thread_count() {
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    while (std::getline(status, line))
-        if (line.rfind("Threads:", 0) == 0)
-            return std::stoi(line.substr(8));
-    return -1;
-}
+using fj_test::thread_count;
 
 fj::scheduler make_pool(std::size_t workers, std::size_t max_spares = 256) {
     fj::scheduler_options o;
