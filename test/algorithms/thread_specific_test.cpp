@@ -39,7 +39,7 @@ static_assert(!std::is_convertible_v<ets_of_vectors::const_iterator, ets_of_vect
 
 // The calling thread's identity, read afresh on every call: glibc declares pthread_self() const,
 // so a compiler could otherwise reuse a value read before a wait that moved the task
-// (docs/design.md#parking).
+// (docs/design/parking.md).
 [[gnu::noinline]] std::thread::id this_thread_id() {
     std::thread::id id = std::this_thread::get_id();
     asm volatile("" : : "r"(&id) : "memory");

@@ -1,6 +1,6 @@
 // The stack-switch primitives every fiber of the runtime goes through
-// (runtime/src/fiber_switch.hpp) and what they promise the sanitizers
-// (docs/design.md#fiber-switches):
+// (runtime/src/fibers/fiber_switch.hpp) and what they promise the sanitizers
+// (docs/design/fiber-switches.md):
 //   - contexts started, switched between at different call depths through functions the compiler
 //     keeps out of line, and ended, any number of times: ThreadSanitizer's per-fiber shadow call
 //     stacks stay balanced (an unbalanced one crashes TSan inside its stack depot within a few
@@ -11,8 +11,8 @@
 //   - a stack is mapped clean and unmapped clean, whatever was left poisoned in its range.
 // The poison checks need AddressSanitizer and are skipped in other builds; the switching tests
 // run everywhere.
-#include "../../runtime/src/fiber_switch.hpp"
-#include "../../runtime/src/stack_pool.hpp"
+#include "fibers/fiber_switch.hpp"
+#include "fibers/stack_pool.hpp"
 
 #include <cstdint>
 #include <cstring>

@@ -1,4 +1,4 @@
-// Joins that park on fibers (docs/design.md#parking): a waiter whose child was stolen does not
+// Joins that park on fibers (docs/design/parking.md): a waiter whose child was stolen does not
 // trap its worker, returns as soon as the child is done (not when unrelated work finishes), and
 // tens of thousands of waiting tasks need no worker each. The schedulers here ask for parking
 // (the default) explicitly; FJ_PARKING=0 still turns it off, and then the tests of parking itself

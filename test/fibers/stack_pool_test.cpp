@@ -1,8 +1,8 @@
-// The pool of fiber stacks (runtime/src/stack_pool.hpp): reuse, the layout (usable region and
+// The pool of fiber stacks (runtime/src/fibers/stack_pool.hpp): reuse, the layout (usable region and
 // guard), the guard registry a SIGSEGV handler reads, the counters, exactly-once hand-out under
 // concurrency, trimming of deep pages, the per-worker cache, and a real boost::context::fiber on a
 // pooled stack.
-#include "../../runtime/src/stack_pool.hpp"
+#include "fibers/stack_pool.hpp"
 #include "support.hpp"
 
 #include <algorithm>

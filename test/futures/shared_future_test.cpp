@@ -1,4 +1,4 @@
-// fj::shared_future<T> (docs/design.md#shared-future): one task's result read by many copies on
+// fj::shared_future<T> (docs/design/shared-future.md): one task's result read by many copies on
 // many threads. Outside threads block and tasks park (or help) while they wait; every get() sees
 // the same value or the same exception; timed waits time out and come back; copies come and go
 // while others wait; dropping every copy early neither blocks nor leaks (ASan's leak check in the
@@ -124,8 +124,7 @@ TEST_P(shared_future_in_tasks_test, MoreWaitingTasksThanWorkersWithTheProducerQu
 // each reader's wait runs the worker's own queued forks first (the producer among them) or parks.
 // With parking off the producer computes without waiting: a worker helping inside the producer's
 // own join could take a reader, whose wait would then need the producer's frame beneath it to
-// return (the cycle in docs/design.md#parking, "Known limits", which hung this test now and
-// then at 4 workers).
+// return (the cycle in docs/design/parking.md#known-limits, which a waiting producer can close).
 TEST_P(shared_future_in_tasks_test, ReadersForkedAfterTheProducerInsideATask) {
     fj::scheduler sched(workers());
     const bool producer_may_wait = sched.stats().parking;

@@ -1,7 +1,7 @@
 // Bad input is rejected where it enters, with std::invalid_argument and a message naming it:
 // empty callables, impossible options, and malformed FJ_WORKERS values. The scheduler stays
 // usable after a rejected call.
-#include "../../runtime/src/system.hpp" // fj::detail::parse_worker_count (not installed)
+#include "platform/environment.hpp" // parse_worker_count (not installed)
 #include "support.hpp"
 
 #include <cstdlib>

@@ -1,4 +1,4 @@
-// fj::detail::completion's start / cancel race (docs/design.md#cancel): whatever the timing,
+// fj::detail::completion's start / cancel race (docs/design/cancel.md): whatever the timing,
 // exactly one of try_start() and cancel() wins, and a cancel() that lost leaves no trace. The
 // asymmetric formulation (membarrier) runs in release and ASan builds, the seq_cst one under TSan;
 // the sequential cases pin down the meaning of each answer.

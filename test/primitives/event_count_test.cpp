@@ -1,6 +1,6 @@
 // fj::detail::event_count: the prepare / re-check / cancel-or-commit recipe never loses a wake-up,
 // cancel_wait() leaves nothing behind, and notifications are not sticky.
-#include "../../runtime/src/event_count.hpp"
+#include "state/event_count.hpp"
 #include "support.hpp"
 
 #include <atomic>

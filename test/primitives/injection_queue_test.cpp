@@ -1,6 +1,6 @@
 // fj::detail::injection_queue: FIFO order, multi-producer exactly-once with each producer's order
 // preserved, and no item hidden from consumers once every producer has returned from push().
-#include "../../runtime/src/injection_queue.hpp"
+#include "state/injection_queue.hpp"
 #include "support.hpp"
 
 #include <atomic>

@@ -2,7 +2,7 @@
 // with std::async (one thread per task) and with fj::async on pools of 1, 2 and 4 workers: same
 // results, and no hang. Every program has more blocking tasks than the pool has workers, with the
 // task that unblocks them queued last, so it runs only if the pool rescues itself
-// (docs/design.md#rescue). The test fixture's watchdog aborts a hang with the test's name.
+// (docs/design/rescue.md). The test fixture's watchdog aborts a hang with the test's name.
 #include "support.hpp"
 
 #include <barrier>

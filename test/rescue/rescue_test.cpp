@@ -1,7 +1,7 @@
-// The rescue of pools whose tasks block (docs/design.md#rescue): precise (compute-bound tasks
+// The rescue of pools whose tasks block (docs/design/rescue.md): precise (compute-bound tasks
 // start no thread), bounded (max_spare_workers), spares retire, fj::blocking hands the work on at
 // once, the counters and the trace say what happened, and bad input is refused.
-#include "../../runtime/src/thread_state.hpp"
+#include "platform/thread_state.hpp"
 #include "support.hpp"
 
 #include <fstream>

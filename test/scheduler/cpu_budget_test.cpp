@@ -1,4 +1,4 @@
-// One budget of running workers per process (docs/design.md#cpu-budget): busy pools that have
+// One budget of running workers per process (docs/design/cpu-budget.md): busy pools that have
 // more workers in all than fj::running_worker_limit() never run more than that many tasks at
 // once; a worker blocked in the kernel does not hold up a worker that waits for its place; a pool
 // made with share_cpu_budget = false runs all its workers at once.

@@ -1,11 +1,11 @@
-// Pools with more workers than CPUs in their affinity mask (docs/design.md#crowded): such a pool
+// Pools with more workers than CPUs in their affinity mask (docs/design/crowded.md): such a pool
 // wakes a sleeper only while fewer workers are awake than there are CPUs, so these tests attack
 // what that could lose. Every task runs, whatever the worker count; and a task that forks a child
 // and then blocks in the kernel until that child has run (so the pusher cannot take its own work)
 // still finishes, through a sleeper's timed look. The pools are made on a thread confined to one
 // CPU: their workers inherit its mask.
-#include "../../runtime/src/crowding.hpp" // the rules (not installed)
-#include "../../runtime/src/system.hpp"
+#include "platform/cpus.hpp"
+#include "sleep/crowding.hpp" // the rules (not installed)
 #include "support.hpp"
 
 #include <atomic>

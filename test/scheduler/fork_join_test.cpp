@@ -82,7 +82,7 @@ TEST_P(stolen_work_test, ForkFromInsideStolenWork) {
         // read. std::this_thread::get_id() is a const function (glibc's pthread_self), so a
         // compiler may evaluate it anywhere before its first use, even after a wait that resumed
         // the task on another thread: clang -O2 did, in this test, and the child seemed to start
-        // on its forker's thread (docs/design.md#parking, migration and thread-locals).
+        // on its forker's thread (docs/design/parking.md, migration and thread-locals).
         std::atomic<std::thread::id> parent{std::this_thread::get_id()};
         std::atomic<std::thread::id> child_start{};
         std::atomic<bool> child_started{false};

@@ -188,7 +188,7 @@ TEST_F(fork_safety_test, fork_while_workers_churn_never_hangs_the_child) {
 }
 
 TEST_F(fork_safety_test, fork_while_spares_exist) {
-    // A pool rescued from blocked tasks (docs/design.md#rescue) has spare threads and a monitor;
+    // A pool rescued from blocked tasks (docs/design/rescue.md) has spare threads and a monitor;
     // none of them exists in the child, which must neither hang nor touch them.
     if (fj_test::k_thread_sanitizer)
         GTEST_SKIP() << k_tsan_skip_reason;
@@ -242,7 +242,7 @@ TEST_F(fork_safety_test, the_default_scheduler_starts_no_threads_until_used) {
         if (thread_count() != 1)
             return 2;
         (void)fj::async([] { return 1; }).get();
-        // The workers, plus the rescue's monitor (docs/design.md#rescue).
+        // The workers, plus the rescue's monitor (docs/design/rescue.md).
         const int expected = 1 + static_cast<int>(fj::default_scheduler().worker_count()) + 1;
         return thread_count() == expected ? 0 : 3;
     });

@@ -2,7 +2,7 @@
 // process's cgroup and the cgroup mounts as /proc lists them, the walk up to ancestors, the
 // combination with the affinity mask, and fj::default_worker_count() against a real scheduler.
 // The cgroup files are fakes written to a temporary directory: no real cgroup or container needed.
-#include "../../runtime/src/cpu_quota.hpp" // the parsers (not installed)
+#include "platform/cpu_quota.hpp" // the parsers (not installed)
 #include "support.hpp"
 
 #include <cstdlib>

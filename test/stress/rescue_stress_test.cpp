@@ -1,4 +1,4 @@
-// Stress for the rescue of blocked pools (docs/design.md#rescue): blocking bursts (undeclared and
+// Stress for the rescue of blocked pools (docs/design/rescue.md): blocking bursts (undeclared and
 // through fj::blocking) mixed with fork/join trees, on pools of 1-4 workers, and pools destroyed
 // while spares run. Run with parking on and, as a second whole-binary run, off.
 #include "../support.hpp"
