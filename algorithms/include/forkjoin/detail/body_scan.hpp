@@ -3,7 +3,7 @@
 // only) and body(piece, fj::final_scan_tag) (accumulate and write the outputs), plus
 // Body(body, fj::split) (a body with the empty state), b.reverse_join(a) (b's state becomes a's
 // followed by b's) and b.assign(a) (b's state becomes a's). The protocol and its proof:
-// docs/design.md#body-style-scan.
+// docs/design/body-style-scan.md.
 //
 // Final mode (final_range): the user's body holds the exact state at the start of the piece it is
 // given, and final-scans it. The range is split lazily (range_driver.hpp's range_splitter): a
@@ -38,8 +38,8 @@
 
 #include "loop_failure.hpp"
 #include "range_driver.hpp"
+#include "split_and_continue.hpp"
 
-#include <atomic>
 #include <cstddef>
 #include <exception>
 #include <memory>
@@ -84,21 +84,14 @@ public:
             if (m_s.should_split(r, depth)) {
                 Range right(r, split{});
                 const std::size_t rkey = right_key(key, depth);
-                // release / acquire: the left half's final scans, and so the user's body's state,
-                // are visible to a right half that goes on with the user's body.
-                std::atomic<bool> left_done{false};
+                // A right half that goes on with the user's body sees the left half's final
+                // scans, and so the body's state (docs/design/split-and-continue.md#steps).
                 std::optional<Body> origin; // the stolen right half's first body
                 std::unique_ptr<pending> tree;
-                m_s.sched().join(
+                split_and_continue(
+                    m_s.sched(), [&] { final_range(r, key, depth + 1); },
+                    [&] { final_range(right, rkey, depth + 1); },
                     [&] {
-                        final_range(r, key, depth + 1);
-                        left_done.store(true, std::memory_order_release);
-                    },
-                    [&] {
-                        if (left_done.load(std::memory_order_acquire)) {
-                            final_range(right, rkey, depth + 1);
-                            return;
-                        }
                         if (m_s.cancelled_at(rkey))
                             return;
                         try {

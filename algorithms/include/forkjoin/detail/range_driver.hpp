@@ -25,9 +25,9 @@
 #include "affinity_run.hpp"
 #include "loop_failure.hpp"
 #include "loop_options.hpp"
+#include "split_and_continue.hpp"
 #include "tracked_run.hpp"
 
-#include <atomic>
 #include <cstddef>
 #include <exception>
 #include <optional>
@@ -201,20 +201,13 @@ void reduce_range(const range_splitter<Range>& s, Range& r, Body& body, std::siz
         if (s.should_split(r, depth)) {
             Range right(r, split{});
             const std::size_t rkey = right_key(key, depth);
-            // release / acquire: the left half's updates of `body` are visible to a right half
-            // that goes on with it.
-            std::atomic<bool> left_done{false};
+            // A right half that goes on with `body` sees the left half's updates of it
+            // (docs/design/split-and-continue.md#steps).
             std::optional<Body> right_body;
-            s.sched().join(
+            split_and_continue(
+                s.sched(), [&] { reduce_range(s, r, body, key, depth + 1); },
+                [&] { reduce_range(s, right, body, rkey, depth + 1); },
                 [&] {
-                    reduce_range(s, r, body, key, depth + 1);
-                    left_done.store(true, std::memory_order_release);
-                },
-                [&] {
-                    if (left_done.load(std::memory_order_acquire)) {
-                        reduce_range(s, right, body, rkey, depth + 1);
-                        return;
-                    }
                     try {
                         right_body.emplace(body, split{});
                     } catch (...) {

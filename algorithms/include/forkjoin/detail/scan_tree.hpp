@@ -1,6 +1,6 @@
 // The prefix scan behind fj::inclusive_scan, fj::exclusive_scan and fj::parallel_scan: one pass
 // over the blocks whose carry is known when they start, two over the others, with results that do
-// not depend on which was which (docs/design.md#scan).
+// not depend on which was which (docs/design/scan.md).
 //
 // What is computed (a function of n and the grain alone, hence the same bits on any number of
 // workers): [0, n) is cut into B blocks of equal size (the first n % B one longer). Block k's sum
@@ -8,7 +8,7 @@
 // block sums: c_0 is the initial carry (none, or init), c_{k+1} = c_k op s_k (s_0 when there is no
 // c_0). Block k's outputs run from c_k, left to right.
 //
-// How (the steps of design.md#scan), for a range of blocks [a, b) whose carry is known:
+// How (the steps of design/scan.md), for a range of blocks [a, b) whose carry is known:
 //   1. One block: scanned from its carry in one pass; each element is read once and feeds two
 //      folds, the outputs' from the carry and the block's own sum, which makes the next carry.
 //   2. Several: halved; the left half is scanned from the carry (by this worker, inline) and
@@ -33,9 +33,9 @@
 
 #include "loop_failure.hpp"
 #include "loop_options.hpp"
+#include "split_and_continue.hpp"
 #include "tracked_run.hpp"
 
-#include <atomic>
 #include <cstddef>
 #include <exception>
 #include <optional>
@@ -115,22 +115,17 @@ private:
         const std::size_t m = a + (b - a) / 2;
         std::optional<T> mid_carry;
         std::optional<T> end_carry;
-        // release (left, after writing mid_carry) / acquire (right): a right half that sees the
-        // flag reads mid_carry; one that does not only sums its blocks, and its continuation reads
-        // mid_carry after the join.
-        std::atomic<bool> left_done{false};
+        // A right half that goes on from mid_carry reads it after the left half wrote it; one
+        // that only sums its blocks leaves mid_carry to its continuation, after the join
+        // (docs/design/split-and-continue.md#steps).
         bool summed = false;
-        m_sched.join(
+        split_and_continue(
+            m_sched, [&] { mid_carry = scan_known(a, m, carry); },
             [&] {
-                mid_carry = scan_known(a, m, carry);
-                left_done.store(true, std::memory_order_release);
+                if (mid_carry)
+                    end_carry = scan_known(m, b, &*mid_carry);
             },
             [&] {
-                if (left_done.load(std::memory_order_acquire)) {
-                    if (mid_carry)
-                        end_carry = scan_known(m, b, &*mid_carry);
-                    return;
-                }
                 summed = true;
                 sum_blocks(m, b);
             });
