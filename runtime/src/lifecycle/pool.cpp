@@ -18,7 +18,7 @@
 #include "lifecycle/pool_registry.hpp"
 #include "lifecycle/process_fork.hpp"
 #include "loop/worker_loop.hpp"
-#include "observe/observe.hpp"
+#include "observe/events.hpp"
 #include "parking/parking.hpp"
 #include "platform/cpus.hpp"
 #include "platform/process_generation.hpp"

@@ -11,7 +11,7 @@
 //   4. the injection queue.
 #include "loop/find_work.hpp"
 
-#include "observe/observe.hpp"
+#include "observe/events.hpp"
 
 #include <forkjoin/detail/observe.hpp>
 

@@ -9,7 +9,7 @@
 #include "fibers/guard_registry.hpp"
 #include "fibers/overflow_handler.hpp"
 #include "loop/find_work.hpp"
-#include "observe/observe.hpp"
+#include "observe/events.hpp"
 #include "parking/parking.hpp"
 #include "sleep/crowding.hpp"
 #include "sleep/sleep.hpp"

@@ -1,6 +1,6 @@
 // The parallelism profiler (docs/tracing.md#profiler): frames, strands and fork/join edges, as
 // described in <forkjoin/detail/profile_frame.hpp>. The runtime's events reach it through
-// observe.cpp, only while a region exists; profile.cpp knows nothing of pools.
+// events.cpp, only while a region exists; profile.cpp knows nothing of pools.
 #include <algorithm>
 #include <array>
 #include <chrono>

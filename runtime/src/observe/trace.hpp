@@ -1,6 +1,6 @@
 // Trace mode (docs/tracing.md): a traced pool's session owns one trace_buffer per worker and
 // writes them, as Chrome / Perfetto trace-event JSON, when the pool stops. An observer:
-// observe.cpp starts and finishes it and records the workers' events into its buffers.
+// events.cpp starts and finishes it and records the workers' events into its buffers.
 #pragma once
 
 #include "state/pool.hpp"

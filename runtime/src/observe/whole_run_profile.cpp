@@ -1,6 +1,6 @@
 // Whole-run profiling (docs/tracing.md#whole-run): a pool that profiles its whole run measures
 // every task submitted to it as a root of one region, and prints the region's work, span and
-// parallelism when it stops. An observer on top of the pool: observe.cpp creates the region,
+// parallelism when it stops. An observer on top of the pool: events.cpp creates the region,
 // hands it the pool's submissions and ends it here.
 #include "observe/whole_run_profile.hpp"
 

@@ -26,7 +26,7 @@
 // do). Suspended fibers are never destroyed: every fiber ends by returning the next one to run.
 #include "parking/parking.hpp"
 
-#include "observe/observe.hpp"
+#include "observe/events.hpp"
 #include "platform/environment.hpp"
 #include "sleep/sleep.hpp"
 

@@ -3,7 +3,7 @@
 #include "rescue/rescue.hpp"
 
 #include "loop/worker_loop.hpp"
-#include "observe/observe.hpp"
+#include "observe/events.hpp"
 #include "platform/thread_state.hpp"
 #include "sleep/sleep.hpp"
 #include "state/pool.hpp"

@@ -3,7 +3,7 @@
 #include "sleep/sleep.hpp"
 
 #include "budget/places.hpp"
-#include "observe/observe.hpp"
+#include "observe/events.hpp"
 #include "platform/cpu_quota.hpp"
 #include "platform/cpus.hpp"
 #include "sleep/crowding.hpp"

@@ -5,7 +5,7 @@
 //     per fj::profile region;
 //   - whole-run profiling: a region owned by the pool, whose roots are the pool's submissions.
 // The runtime calls in only while observed() (observe.hpp): some observer exists somewhere.
-#include "observe/observe.hpp"
+#include "observe/events.hpp"
 
 #include "observe/trace.hpp"
 #include "observe/trace_buffer.hpp"

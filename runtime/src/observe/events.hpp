@@ -1,5 +1,5 @@
 // The observation points of runtime/src (docs/tracing.md#observers); those of the inline paths
-// are in <forkjoin/detail/observe.hpp>. observe.cpp hands each event to the observers it
+// are in <forkjoin/detail/observe.hpp>. events.cpp hands each event to the observers it
 // concerns: a pool's trace session and whole-run profile, the profiler's current frame.
 #pragma once
 
