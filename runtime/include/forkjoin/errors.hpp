@@ -1,10 +1,11 @@
 // Errors the runtime reports. Misuse of a future reuses std::future_error(no_state); everything
 // else is one of the standard exception types below, thrown from one out-of-line helper each so
-// messages are uniform and the throwing code stays off the inline fast paths.
+// messages are uniform and the throwing code stays off the inline fast paths. The std::future_error
+// helpers take no std::future_errc, so that this header, which most others include, need not
+// include <future>.
 #pragma once
 
 #include <exception>
-#include <future>
 #include <stdexcept>
 #include <string>
 
@@ -43,7 +44,12 @@ namespace detail {
 [[noreturn]] void throw_logic_error(const std::string& message);
 [[noreturn]] void throw_scheduler_closed();
 [[noreturn]] void throw_no_state();
-[[noreturn]] void throw_future_error(std::future_errc code); // promise misuse, as std::promise
+// Promise misuse, as std::promise: std::future_error(future_already_retrieved) and
+// std::future_error(promise_already_satisfied).
+[[noreturn]] void throw_future_already_retrieved();
+[[noreturn]] void throw_promise_already_satisfied();
+// std::future_error(broken_promise), what a promise destroyed without a value leaves.
+std::exception_ptr broken_promise_error() noexcept;
 [[noreturn]] void throw_task_cancelled();
 // `who` names the call a stop request ended ("fj::parallel_for", ...).
 [[noreturn]] void throw_operation_cancelled(const char* who);

@@ -12,9 +12,12 @@
 // - get()/wait()/is_ready()/cancel()/then() on an empty future throw std::future_error(no_state).
 #pragma once
 
+#include "detail/future_access.hpp"
 #include "detail/future_state.hpp"
 #include "detail/observe.hpp"
+#include "detail/shared_future_class.hpp"
 #include "detail/steady_deadline.hpp"
+#include "detail/then.hpp"
 #include "detail/wait.hpp"
 #include "errors.hpp"
 
@@ -23,23 +26,6 @@
 #include <utility>
 
 namespace fj {
-
-class scheduler;
-template <class T>
-class shared_future;
-
-namespace detail {
-struct future_access;
-// The type of then(f)'s result: f(T&&), f(T&), or f() for void.
-template <class T, class F>
-struct then_result {
-    using type = std::invoke_result_t<std::decay_t<F>&, T>;
-};
-template <class F>
-struct then_result<void, F> {
-    using type = std::invoke_result_t<std::decay_t<F>&>;
-};
-} // namespace detail
 
 template <class T>
 class future {
@@ -73,12 +59,15 @@ public:
     }
 
     template <class F>
-    future<typename detail::then_result<T, F>::type> then(F&& fn); // detail/then.hpp
+    future<typename detail::then_result<T, F>::type> then(F&& fn) {
+        check();
+        return detail::start_then(*this, std::forward<F>(fn));
+    }
 
     // Consumes this future (it is empty afterwards, as after get()); any number of copies of the
     // result may then wait and read the value (shared_future.hpp). An empty future gives an empty
     // shared_future. Throws std::bad_alloc, leaving this future as it was.
-    shared_future<T> share();
+    shared_future<T> share() { return shared_future<T>(std::move(*this)); }
 
     void wait() const {
         check();
@@ -148,30 +137,4 @@ private:
     detail::future_state<T>* m_state = nullptr;
 };
 
-namespace detail {
-
-// Friend of future<T>: lets the composition code (then, when_all, when_any, share) reach the
-// state. Defined here, before the includes below, so that whichever of those headers a file
-// includes first, future_access is complete where they use it.
-struct future_access {
-    template <class T>
-    static future_state<T>* state(const future<T>& f) noexcept {
-        return f.m_state;
-    }
-    // Takes the state out of f without giving up the interest in it: the caller now owns it.
-    template <class T>
-    static future_state<T>* take(future<T>& f) noexcept {
-        return std::exchange(f.m_state, nullptr);
-    }
-    template <class T>
-    static future<T> make(future_state<T>* s) noexcept {
-        return future<T>(s);
-    }
-};
-
-} // namespace detail
-
 } // namespace fj
-
-#include "detail/then.hpp"
-#include "shared_future.hpp"

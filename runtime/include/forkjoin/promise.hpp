@@ -20,12 +20,10 @@
 
 #include "detail/completion.hpp"
 #include "detail/future_state.hpp"
-#include "detail/then.hpp"
 #include "errors.hpp"
 #include "future.hpp"
 
 #include <exception>
-#include <future>
 #include <type_traits>
 #include <utility>
 
@@ -83,7 +81,7 @@ public:
     // The future of this promise's value; once.
     future<T> get_future() {
         if (m_retrieved)
-            detail::throw_future_error(std::future_errc::future_already_retrieved);
+            detail::throw_future_already_retrieved();
         check();
         m_retrieved = true;
         future<T> f = detail::future_access::make<T>(m_state);
@@ -119,12 +117,12 @@ public:
 private:
     void check() const {
         if (m_state == nullptr)
-            detail::throw_future_error(std::future_errc::no_state);
+            detail::throw_no_state();
     }
 
     void start_satisfying() const {
         if (m_satisfied)
-            detail::throw_future_error(std::future_errc::promise_already_satisfied);
+            detail::throw_promise_already_satisfied();
         check();
     }
 
@@ -167,8 +165,7 @@ private:
             s->destroy();
             return;
         }
-        s->m_result.set_error(
-            std::make_exception_ptr(std::future_error(std::future_errc::broken_promise)));
+        s->m_result.set_error(detail::broken_promise_error());
         if (s->m_completion.finish())
             s->destroy();
     }

@@ -22,8 +22,16 @@ void throw_no_state() {
     throw std::future_error(std::future_errc::no_state);
 }
 
-void throw_future_error(std::future_errc code) {
-    throw std::future_error(code);
+void throw_future_already_retrieved() {
+    throw std::future_error(std::future_errc::future_already_retrieved);
+}
+
+void throw_promise_already_satisfied() {
+    throw std::future_error(std::future_errc::promise_already_satisfied);
+}
+
+std::exception_ptr broken_promise_error() noexcept {
+    return std::make_exception_ptr(std::future_error(std::future_errc::broken_promise));
 }
 
 namespace {

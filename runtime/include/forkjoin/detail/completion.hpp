@@ -31,7 +31,6 @@
 #include <atomic>
 #include <cassert>
 #include <cstdint>
-#include <thread>
 
 namespace fj::detail {
 
@@ -120,7 +119,7 @@ public:
                 if (spins < 64)
                     cpu_relax();
                 else
-                    std::this_thread::yield(); // unless it was preempted in between
+                    yield_thread(); // unless it was preempted in between
             }
         }
     }

@@ -12,4 +12,8 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
+// std::this_thread::yield(), out of line: for the rare spin that waits on a thread that may have
+// been preempted, without putting <thread> into the public headers.
+void yield_thread() noexcept;
+
 } // namespace fj::detail

@@ -3,17 +3,31 @@
 // continuation on the scheduler that ran the antecedent (schedule_continuation). The continuation
 // owns the antecedent's future and calls get() on it, so the value, an exception or a
 // cancellation flows through without special cases. Nobody blocks.
+//
+// future.hpp includes this header and calls start_then() from future<T>::then(); future<T> is
+// complete wherever these templates are instantiated.
 #pragma once
 
-#include "../future.hpp"
 #include "callable_check.hpp"
+#include "future_access.hpp"
 #include "future_state.hpp"
 #include "invoke.hpp"
 
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
 namespace fj::detail {
+
+// The type of then(f)'s result: f(T&&), f(T&), or f() for void.
+template <class T, class F>
+struct then_result {
+    using type = std::invoke_result_t<std::decay_t<F>&, T>;
+};
+template <class F>
+struct then_result<void, F> {
+    using type = std::invoke_result_t<std::decay_t<F>&>;
+};
 
 template <class T, class F>
 class then_body {
@@ -39,32 +53,28 @@ private:
     F m_fn;
 };
 
-} // namespace fj::detail
-
-namespace fj {
-
-template <class T>
-template <class F>
-future<typename detail::then_result<T, F>::type> future<T>::then(F&& fn) {
-    using R = typename detail::then_result<T, F>::type;
-    using body = detail::then_body<T, std::decay_t<F>>;
-    using task_type = detail::fork_task<body, R, detail::continuation_hook>;
-    check();
-    detail::check_callable(fn);
-    detail::future_state<T>* antecedent = m_state; // lives as long as the body's future
-    // *this is moved into the body only once the block is allocated: if that throws
-    // (std::bad_alloc), this future is still valid.
-    task_type* c = task_type::make(std::move(*this), std::forward<F>(fn));
-    detail::waiter* record = c;
-    if (!antecedent->m_completion.try_register(record)) { // already done or cancelled: start now
+// The body of future<T>::then() once it has checked that the future is not empty; consumes
+// `antecedent`.
+template <class T, class F>
+future<typename then_result<T, F>::type> start_then(future<T>& antecedent, F&& fn) {
+    using R = typename then_result<T, F>::type;
+    using body = then_body<T, std::decay_t<F>>;
+    using task_type = fork_task<body, R, continuation_hook>;
+    check_callable(fn);
+    future_state<T>* state = future_access::state(antecedent); // lives as long as the body's future
+    // The future is moved into the body only once the block is allocated: if that throws
+    // (std::bad_alloc), the future is still valid.
+    task_type* c = task_type::make(std::move(antecedent), std::forward<F>(fn));
+    waiter* record = c;
+    if (!state->m_completion.try_register(record)) { // already done or cancelled: start now
         // m_home is read only once done (published by finish()); a cancelled antecedent that
         // never ran has no home worth keeping.
-        const std::uint64_t home = antecedent->m_completion.is_done() ? antecedent->m_home : 0;
-        detail::start_continuation_now(c, home);
+        const std::uint64_t home = state->m_completion.is_done() ? state->m_home : 0;
+        start_continuation_now(c, home);
     }
     // From here the continuation may run at any time; the block stays alive until our future
     // (created below) is released as well.
-    return detail::future_access::make<R>(c);
+    return future_access::make<R>(c);
 }
 
-} // namespace fj
+} // namespace fj::detail
