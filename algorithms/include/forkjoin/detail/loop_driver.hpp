@@ -12,6 +12,11 @@
 //   with thieves, every worker keeps a piece exposed. Chunks adapt to take 8-64 µs each, so the
 //   checks and clock reads stay far below 1% of the time for any body cost, and the worst end of
 //   loop imbalance is one chunk.
+//
+// The driver is the same code for every loop body: it reaches the body's leaf through leaf_ref
+// (a pointer and a function), so a translation unit compiles it once, and what each body adds is
+// its leaf and the function that calls it. That is one indirect call per chunk, next to a chunk's
+// 8-64 µs (or a fixed grain's worth of iterations and a join).
 #pragma once
 
 #include "affinity_run.hpp"
@@ -24,6 +29,7 @@
 #include <chrono>
 #include <cstddef>
 #include <stop_token>
+#include <type_traits>
 #include <utility>
 
 #include <forkjoin/extension.hpp>
@@ -31,12 +37,34 @@
 
 namespace fj::detail {
 
-// Leaf: callable as leaf(lo, hi, failure) for offsets [lo, hi); it catches its own exceptions and
-// records them in `failure` (so chunks never throw through the joins).
-template <class Leaf>
+// A reference to a leaf: callable as leaf(lo, hi, failure) for offsets [lo, hi); the leaf
+// catches its own exceptions and records them in `failure` (so chunks never throw through the
+// joins). The leaf must outlive the reference.
+class leaf_ref {
+public:
+    // Not for a leaf_ref itself: copying one copies the reference, it does not refer to the copy.
+    template <class Leaf>
+    requires(!std::is_same_v<std::remove_cv_t<Leaf>, leaf_ref>) explicit leaf_ref(
+        Leaf& leaf) noexcept
+        : m_leaf(&leaf), m_call(&call<Leaf>) {}
+
+    void operator()(std::size_t lo, std::size_t hi, loop_failure& failure) const {
+        m_call(m_leaf, lo, hi, failure);
+    }
+
+private:
+    template <class Leaf>
+    static void call(void* leaf, std::size_t lo, std::size_t hi, loop_failure& failure) {
+        (*static_cast<Leaf*>(leaf))(lo, hi, failure);
+    }
+
+    void* m_leaf;
+    void (*m_call)(void*, std::size_t, std::size_t, loop_failure&);
+};
+
 class loop_driver {
 public:
-    loop_driver(fj::scheduler& sched, Leaf& leaf, loop_failure& failure) noexcept
+    loop_driver(fj::scheduler& sched, leaf_ref leaf, loop_failure& failure) noexcept
         : m_sched(sched), m_leaf(leaf), m_failure(failure) {}
 
     void run_fixed(std::size_t lo, std::size_t hi, std::size_t grain) {
@@ -104,7 +132,7 @@ private:
     }
 
     fj::scheduler& m_sched;
-    Leaf& m_leaf;
+    leaf_ref m_leaf;
     loop_failure& m_failure;
 };
 
@@ -114,11 +142,10 @@ private:
 // caller's stack), then rethrows the lowest-offset failure, or throws fj::operation_cancelled
 // naming `who` if the stop token was requested meanwhile (its callback stops every chunk that
 // has not started).
-template <class Leaf>
-void run_loop(const char* who, fj::scheduler& sched, std::size_t n, const loop_options& options,
-              Leaf& leaf) {
+inline void run_loop_of(const char* who, fj::scheduler& sched, std::size_t n,
+                        const loop_options& options, leaf_ref leaf) {
     loop_failure failure;
-    loop_driver<Leaf> driver(sched, leaf, failure);
+    loop_driver driver(sched, leaf, failure);
     auto work = [&] {
         if (options.kind == partition::affinity) {
             const offset_pieces pieces(n, options.grain, sched.worker_count());
@@ -131,12 +158,19 @@ void run_loop(const char* who, fj::scheduler& sched, std::size_t n, const loop_o
         const std::size_t grain =
             fixed_loop_grain(options.kind, n, options.grain, sched.worker_count());
         if (grain == 0)
-            driver.run_adaptive(0, n, loop_driver<Leaf>::k_first_chunk);
+            driver.run_adaptive(0, n, loop_driver::k_first_chunk);
         else
             driver.run_fixed(0, n, grain);
         return true;
     };
     run_tracked(who, sched, options.stop, failure, n == 0, false, work);
+}
+
+// The per-body part: Leaf as above.
+template <class Leaf>
+void run_loop(const char* who, fj::scheduler& sched, std::size_t n, const loop_options& options,
+              Leaf& leaf) {
+    run_loop_of(who, sched, n, options, leaf_ref(leaf));
 }
 
 } // namespace fj::detail
