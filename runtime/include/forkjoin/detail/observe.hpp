@@ -2,8 +2,8 @@
 // runtime, and the only way they do. Each event has one call site in the runtime. While nothing
 // observes (no fj::profile region, no whole-run profile, no pool that traces), an event costs one
 // relaxed load of a global and a predictable branch; everything else happens out of line, in
-// runtime/src/observe/events.cpp, which hands the event to each observer it concerns: the trace buffer
-// of the worker's pool, the profiler's current frame, a pool's whole-run profile.
+// runtime/src/observe/events.cpp, which hands the event to each observer it concerns: the trace
+// buffer of the worker's pool, the profiler's current frame, a pool's whole-run profile.
 //
 // The events of the inline paths are declared here; those of runtime/src (steal, sleep, park,
 // a pool's start and stop) in runtime/src/observe.hpp.
