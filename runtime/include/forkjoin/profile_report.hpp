@@ -39,7 +39,7 @@ std::ostream& operator<<(std::ostream& out, const profile_report& report);
 
 namespace detail {
 struct profile_region;
-// The report of a region whose frames have all ended (runtime/src/profile.cpp).
+// The report of a region whose frames have all ended (runtime/src/observe/profile.cpp).
 profile_report make_profile_report(const profile_region& region) noexcept;
 } // namespace detail
 

@@ -11,7 +11,7 @@
 //   shutdown()          finish everything submitted, then join the workers. Later submits from
 //                       outside throw fj::scheduler_closed. The destructor calls it.
 //
-// A scheduler is a handle: it owns one pool (runtime/src/pool.hpp) and shuts it down when
+// A scheduler is a handle: it owns one pool (runtime/src/state/pool.hpp) and shuts it down when
 // destroyed. The inline paths are functions over the pool's public part (detail/fork_join.hpp).
 // Design, invariants and protocols: docs/design/index.md.
 #pragma once

@@ -6,7 +6,7 @@
 // buffer of the worker's pool, the profiler's current frame, a pool's whole-run profile.
 //
 // The events of the inline paths are declared here; those of runtime/src (steal, sleep, park,
-// a pool's start and stop) in runtime/src/observe.hpp.
+// a pool's start and stop) in runtime/src/observe/events.hpp.
 #pragma once
 
 #include <atomic>

@@ -1,7 +1,8 @@
 // A pool's public part: the few fields and out-of-line entry points that the inline fork, join,
 // submit and reschedule_until paths (fork_join.hpp) need. Everything else a pool holds (the
 // injection queue, the sleepers' mutex, the threads, parking, tracing, statistics) is in
-// runtime/src/pool.hpp, whose detail::pool derives from this. fj::scheduler is a handle to one.
+// runtime/src/state/pool.hpp, whose detail::pool derives from this. fj::scheduler is a handle to
+// one.
 #pragma once
 
 #include "asymmetric_barrier.hpp"
@@ -32,8 +33,8 @@ struct pool_core {
     const std::uint64_t m_id;      // unique in the process, never reused: a future state's m_home
     const std::size_t m_worker_count; // the workers it was asked for (spare threads not counted)
     const bool m_asymmetric_barrier;  // see asymmetric_barrier.hpp
-    // The sleepers' count and wake-up epoch (runtime/src/event_count.hpp blocks on it). Its own
-    // cache lines: every idle worker writes it, every push reads it.
+    // The sleepers' count and wake-up epoch (runtime/src/state/event_count.hpp blocks on it). Its
+    // own cache lines: every idle worker writes it, every push reads it.
     alignas(128) sleep_word m_sleepers;
 };
 

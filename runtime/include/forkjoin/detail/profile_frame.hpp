@@ -9,7 +9,7 @@
 //          strand is paused, and tasks run meanwhile are frames of their own.
 // The runtime reports forks, joins, waits and parks through its observation points
 // (observe.hpp): while nothing observes, each is one load of a global counter and a branch; all
-// the measuring happens out of line, in runtime/src/profile.cpp.
+// the measuring happens out of line, in runtime/src/observe/profile.cpp.
 //
 // Lifetime: a region is shared by everything that can still add to it (its root, and the edges
 // of its forked children), so a child forked in a region and never joined may outlive
@@ -65,7 +65,7 @@ inline bool profiling() noexcept {
     return observed() && context().profile != nullptr;
 }
 
-// Out of line (runtime/src/profile.cpp).
+// Out of line (runtime/src/observe/profile.cpp).
 // The current frame forks: closes its strand and fills `edge` with the region and the prefix.
 void profile_fork(profile_edge& edge) noexcept;
 // The same, for a future: the edge is shared by the child and a registry entry keyed by the

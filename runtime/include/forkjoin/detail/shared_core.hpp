@@ -9,7 +9,7 @@
 // dropped by the broadcast; the last reference frees the future's state and the core.
 //
 // Only what the inline code needs is here; the core itself (a mutex, the list) lives in
-// runtime/src/shared_core.cpp.
+// runtime/src/waits/shared_core.cpp.
 #pragma once
 
 #include "completion.hpp"

@@ -1,4 +1,4 @@
-// The state word of a pool's event count (runtime/src/event_count.hpp): how many threads are
+// The state word of a pool's event count (runtime/src/state/event_count.hpp): how many threads are
 // preparing to sleep or asleep, and the wake-up epoch. It lives in the public part of a pool
 // because the inline fork path asks "is anyone asleep?" after every push: one seq_cst load. The
 // mutex and condition variable that sleepers block on stay in runtime/src.

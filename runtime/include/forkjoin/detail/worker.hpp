@@ -58,7 +58,8 @@ struct alignas(128) worker {
     // writes it once per wake-up, but writes m_cache on every allocation.
     alignas(64) std::atomic<task*> m_resumable{nullptr};
     alignas(64) block_cache m_cache;
-    // Set once before the worker starts when its pool traces (runtime/src/trace_buffer.hpp).
+    // Set once before the worker starts when its pool traces
+    // (runtime/src/observe/trace_buffer.hpp).
     trace_buffer* m_trace = nullptr;
 
     // Whether the worker's own events (task begin and end, steals, sleeps) have an observer:
@@ -67,9 +68,9 @@ struct alignas(128) worker {
     // independent code is two (its address comes from the GOT), on every task run.
     bool observed() const noexcept { return m_trace != nullptr; }
     worker_counters m_stats;
-    // The process's budget of running workers (runtime/src/cpu_budget.hpp): whether this worker
-    // holds a place, and its kernel thread id for a starving waiter's look. Written by the worker,
-    // read by a waiter on the budget's slow path (relaxed: a hint that /proc confirms).
+    // The process's budget of running workers (runtime/src/budget/cpu_budget.hpp): whether this
+    // worker holds a place, and its kernel thread id for a starving waiter's look. Written by the
+    // worker, read by a waiter on the budget's slow path (relaxed: a hint that /proc confirms).
     std::atomic<bool> m_holds_cpu{false};
     std::atomic<std::int32_t> m_tid{0};
 
