@@ -51,8 +51,8 @@ public:
     // Cheap when the monitor already watches: one load.
     void on_all_awake() noexcept override {
         // seq_cst: the Dekker pair with the monitor's store of m_monitor_idle and load of the
-        // pool's m_active in sample(): the waker's increment of m_active precedes this load in
-        // the single total order, or the monitor's re-check sees the increment.
+        // pool's m_active in disarm_if_some_idle(): the waker's increment of m_active precedes
+        // this load in the single total order, or the monitor's re-check sees the increment.
         if (m_monitor_idle.load(std::memory_order_seq_cst))
             arm();
     }
@@ -113,6 +113,7 @@ private:
         std::uint32_t blocked_samples = 0;
     };
 
+    // --- The monitor (monitor.cpp) ---
     void monitor_main() noexcept;
     void arm() noexcept;
     void on_inject_slow() noexcept;
@@ -120,8 +121,32 @@ private:
     // calm (threads make progress, or spares run), or later (every thread blocked, nothing
     // queued: the period grows).
     enum class look { soon, calm, later };
+    // What one look found among the serving threads (step 3). Every serving thread is counted
+    // once in `serving` and at most once in `blocked` or `runners` (a thread asleep in the kernel
+    // at only one look so far is in neither).
+    struct census {
+        // The pool's slots, read once per look: the counters' pass and step 5 cover the same.
+        std::size_t slots = 0;
+        std::size_t serving = 0, blocked = 0, runners = 0;
+        bool any_idle = false;    // some thread asleep on the pool's event count
+        bool any_stalled = false; // some thread neither declared, idle, nor progressing
+    };
     // One look at the pool (steps 2-5).
     look sample();
+    // Step 2: true if some worker is idle and the monitor is now disarmed until on_all_awake().
+    bool disarm_if_some_idle() noexcept;
+    // Spares alive now (under m_mutex).
+    std::uint32_t running_spares() const noexcept;
+    // Step 3, first pass: every serving slot's counters, no system call. The stalled threads are
+    // left in m_stalled for the second pass.
+    census read_counters() noexcept;
+    // Step 3, second pass: the stalled threads, by their kernel state if read_states is set.
+    void read_stalled_states(census& c, bool read_states) noexcept;
+    // Step 5: asks `surplus` running spares among the first `slots` slots to retire.
+    void request_retirements(std::size_t slots, std::size_t surplus) noexcept;
+    // The pace of the looks after one that found c, with work queued or not and spares alive or
+    // not.
+    static look next_look(const census& c, bool work, bool need_runners) noexcept;
     // Starts a spare for `reason`; caller holds m_mutex. Returns its slot or k_none.
     std::size_t start_spare_locked(spare_reason reason) noexcept;
     // The thread that serves spare slot `index`.

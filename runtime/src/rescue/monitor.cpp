@@ -1,0 +1,218 @@
+// The rescue's monitor thread: its loop and its look at the pool (docs/design/rescue.md, steps
+// 1-5, whose numbers the comments below cite). Spares and fj::blocking are in rescue.cpp.
+#include "platform/thread_state.hpp"
+#include "rescue/rescue.hpp"
+#include "sleep/sleep.hpp"
+#include "state/pool.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace fj::detail {
+
+namespace {
+
+// How often the monitor looks while every worker is awake: every millisecond while work waits
+// behind threads that make no progress; else from every 4 ms, more and more rarely, up to every
+// 16 ms while threads make progress (each look wakes a thread on a busy machine), and up to every
+// 64 ms while every thread is blocked with nothing queued. While no thread is known to run, a
+// submission from outside nudges it to look at once (on_inject()).
+constexpr std::chrono::microseconds k_alert_period{1000};
+constexpr std::chrono::microseconds k_calm_period{4000};
+constexpr std::chrono::microseconds k_longest_busy_period{16000};
+constexpr std::chrono::microseconds k_longest_period{64000};
+// A thread counts as blocked after this many looks in a row found it asleep in the kernel
+// without having started a task since the look before: a thread that takes a lock for a moment
+// is rarely caught twice in a row, and a rescue is only ever started when every thread is.
+constexpr std::uint32_t k_blocked_looks = 2;
+
+} // namespace
+
+void rescuer::arm() noexcept {
+    // seq_cst exchange: only one waker notifies per disarm (step 2).
+    if (m_monitor_idle.exchange(false, std::memory_order_seq_cst)) {
+        std::lock_guard lock(m_mutex); // the monitor checks the flag under the mutex
+        m_cv.notify_one();
+    }
+}
+
+void rescuer::monitor_main() noexcept {
+    std::unique_lock lock(m_mutex);
+    m_monitor_started = true;
+    m_cv.notify_all(); // start() waits on the same condition variable
+    auto period = k_alert_period;
+    while (!m_stopping) {
+        if (m_monitor_idle.load(std::memory_order_seq_cst)) {
+            // Step 2: disarmed; a worker that wakes and finds every worker awake arms us.
+            m_cv.wait(lock, [this] {
+                return m_stopping || !m_monitor_idle.load(std::memory_order_seq_cst);
+            });
+            period = k_alert_period;
+            continue;
+        }
+        m_cv.wait_for(lock, period, [this] { return m_stopping || m_nudged; });
+        if (m_stopping)
+            break;
+        m_nudged = false;
+        lock.unlock();
+        const look next = sample();
+        lock.lock();
+        if (next == look::soon)
+            period = k_alert_period;
+        else
+            period = std::min(std::max(period, k_calm_period / 2) * 2,
+                              next == look::calm ? k_longest_busy_period : k_longest_period);
+    }
+}
+
+void rescuer::on_inject_slow() noexcept {
+    std::lock_guard lock(m_mutex);
+    m_nudged = true;
+    m_all_stalled.store(false, std::memory_order_relaxed); // one nudge per look
+    m_cv.notify_one();
+}
+
+// --- One look (steps 2-5) ------------------------------------------------------------------------
+
+rescuer::look rescuer::sample() {
+    pool& p = m_pool;
+    if (disarm_if_some_idle())
+        return look::soon;
+    if (p.m_stop.load(std::memory_order_acquire))
+        return look::calm;
+
+    // Step 3: which threads are blocked. A thread is idle (asleep on the event count), making
+    // progress (it started a task since the last look), blocked (declared by fj::blocking, or
+    // asleep in the kernel at k_blocked_looks looks in a row without starting a task) or
+    // running. Its kernel state is read only while it matters: nobody else is known to run
+    // (so the history is ready when work is queued), or spares are alive (their retirement
+    // counts the runners).
+    const bool work = work_visible(p);
+    const bool need_runners = running_spares() > 0;
+    census c = read_counters();
+    read_stalled_states(c, need_runners || (c.runners == 0 && !c.any_idle));
+
+    // Step 4: rescue. Queued work, nobody idle to take it, every thread blocked.
+    if (work && !c.any_idle && c.serving > 0 && c.blocked == c.serving) {
+        std::lock_guard lock(m_mutex);
+        (void)start_spare_locked(spare_reason::rescue);
+        return look::soon;
+    }
+
+    // Step 5: retire spares beyond the worker count of runners (blocked threads have returned).
+    if (need_runners && c.runners > m_workers)
+        request_retirements(c.slots, c.runners - m_workers);
+    // relaxed: a hint for on_inject(); a submission that misses it waits for the next look.
+    m_all_stalled.store(c.runners == 0 && !c.any_idle, std::memory_order_relaxed);
+    return next_look(c, work, need_runners);
+}
+
+bool rescuer::disarm_if_some_idle() noexcept {
+    pool& p = m_pool;
+    // Step 2: while some worker is asleep on the pool's event count, queued work wakes it; the
+    // monitor sleeps until a wake-up makes every worker busy again. seq_cst store, then seq_cst
+    // load: the Dekker pair with on_all_awake() (a waker's m_active increment, then its load of
+    // m_monitor_idle). Either the waker sees the flag and arms, or this load sees its increment.
+    if (p.m_active.load(std::memory_order_seq_cst) < m_workers) {
+        m_monitor_idle.store(true, std::memory_order_seq_cst);
+        if (p.m_active.load(std::memory_order_seq_cst) < m_workers)
+            return true;
+        m_monitor_idle.store(false, std::memory_order_seq_cst); // raced with a wake-up: go on
+    }
+    return false;
+}
+
+std::uint32_t rescuer::running_spares() const noexcept {
+    std::lock_guard lock(m_mutex);
+    return m_running;
+}
+
+rescuer::census rescuer::read_counters() noexcept {
+    pool& p = m_pool;
+    // Only the slot counters, no system calls: a look at a busy pool ends here at O(slots) cost.
+    // Declared, idle and progressing threads are settled now; the stalled ones (no task started
+    // since the last look) wait in m_stalled for their kernel state.
+    census c;
+    c.slots = p.m_workers.size();
+    m_stalled.clear();
+    for (std::size_t i = 0; i < c.slots; ++i) {
+        slot& s = m_slots[i];
+        if (!s.serving.load(std::memory_order_relaxed))
+            continue;
+        ++c.serving;
+        const worker& w = p.m_workers[i];
+        const std::uint64_t tasks = w.m_stats.tasks_run.get();
+        if (const std::uint64_t start = s.starts.load(std::memory_order_relaxed);
+            start != s.seen_start) { // a new spare in this slot: its history starts now
+            s.seen_start = start;
+            s.blocked_samples = 0;
+        }
+        const bool progressed = tasks != s.last_tasks;
+        s.last_tasks = tasks;
+        if (s.declared.load(std::memory_order_relaxed) != 0) {
+            ++c.blocked;
+        } else if (w.m_stats.sleeps.get() > w.m_stats.wakeups.get()) {
+            c.any_idle = true;
+            s.blocked_samples = 0;
+        } else if (progressed) {
+            ++c.runners;
+            s.blocked_samples = 0;
+        } else {
+            c.any_stalled = true;
+            m_stalled.push_back(i); // capacity reserved: never allocates
+        }
+    }
+    return c;
+}
+
+void rescuer::read_stalled_states(census& c, bool read_states) noexcept {
+    // A stalled thread whose state is not read counts as running: no rescue on a guess. One
+    // found asleep in the kernel is only blocked at k_blocked_looks looks in a row, so a short
+    // kernel wait (a contended lock, a page fault) rarely passes for one (step 3).
+    for (const std::size_t i : m_stalled) {
+        slot& s = m_slots[i];
+        // acquire: pairs with on_thread_start()'s release.
+        const pid_t tid = s.tid.load(std::memory_order_acquire);
+        if (!read_states || tid == 0) {
+            s.blocked_samples = 0; // unknown: counted as running (no rescue on a guess)
+            ++c.runners;
+        } else if (read_thread_state(tid) != kernel_thread_state::blocked) {
+            s.blocked_samples = 0;
+            ++c.runners;
+        } else if (++s.blocked_samples >= k_blocked_looks) {
+            ++c.blocked;
+        } // else asleep in the kernel once so far: a suspect, neither running nor blocked yet
+    }
+}
+
+void rescuer::request_retirements(std::size_t slots, std::size_t surplus) noexcept {
+    // Only spares this look did not find blocked or suspect (declared, or asleep in the kernel):
+    // the surplus is one of runners. A spare already asked counts towards it without a second
+    // request.
+    std::lock_guard lock(m_mutex);
+    for (std::size_t i = m_workers; i < slots && surplus > 0; ++i) {
+        slot& s = m_slots[i];
+        if (!s.serving.load(std::memory_order_relaxed) ||
+            s.declared.load(std::memory_order_relaxed) != 0 || s.blocked_samples != 0)
+            continue;
+        if (s.retire_requested.load(std::memory_order_relaxed)) {
+            --surplus; // already on its way out
+            continue;
+        }
+        s.retire_requested.store(true, std::memory_order_relaxed);
+        --surplus;
+    }
+}
+
+rescuer::look rescuer::next_look(const census& c, bool work, bool need_runners) noexcept {
+    // Soon while queued work may be waiting for a stalled thread to count as blocked; calm while
+    // anything moves or might (each look wakes a thread on a busy machine); later while every
+    // thread is blocked with nothing queued, which only new work (on_inject) changes.
+    if (work && c.any_stalled)
+        return look::soon;
+    if (need_runners || c.runners > 0 || c.any_idle || work)
+        return look::calm;
+    return look::later; // every thread blocked, nothing queued: back off
+}
+
+} // namespace fj::detail
