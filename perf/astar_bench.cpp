@@ -13,6 +13,7 @@
 #include "astar_workload.hpp"
 #include "driver_cli.hpp"
 #include "measure.hpp"
+#include "paired_rounds.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -85,25 +86,17 @@ bool run_case(const options& o, int n) {
                 n, gr.edges.size(), gr.goal(), expected.length, expected.pops, std::max(1, n / 16));
     bool ok = true;
     for (const int w : o.workers) {
-        std::vector<competitor> all{{"serial", &make_serial}};
-        for (const auto& c : competitors())
-            all.push_back(c);
-        std::vector<runner> runs;
-        for (const auto& c : all)
-            runs.push_back(c.make(w));
+        const auto all =
+            fj_perf::rows_with_serial(competitor{"serial", &make_serial}, competitors());
+        auto runs = fj_perf::runners_of(all, w);
         std::vector<std::vector<double>> ms(all.size());
         std::vector<std::vector<double>> pops(all.size()), helpers(all.size());
         runs[0](gr); // warm the caches once
         for (int r = 0; r < o.rounds; ++r) {
-            for (std::size_t k = 0; k < all.size(); ++k) {
-                const std::size_t i = (k + static_cast<std::size_t>(r)) % all.size();
-                std::vector<result> got(static_cast<std::size_t>(o.repeat));
-                const double seconds = fj_perf::seconds_of([&] {
-                    for (auto& g : got)
-                        g = runs[i](gr);
-                });
-                ms[i].push_back(seconds * 1e3 / o.repeat);
-                for (const auto& g : got) {
+            fj_perf::for_each_row_rotated(r, all.size(), [&](std::size_t i) {
+                const auto t = fj_perf::timed_repeats(o.repeat, [&] { return runs[i](gr); });
+                ms[i].push_back(t.mean_ms);
+                for (const auto& g : t.results) {
                     if (!same_length(g.length, expected.length)) {
                         std::printf("  WRONG: %s at %d workers found length %.17g, serial %.17g\n",
                                     all[i].name.c_str(), w, g.length, expected.length);
@@ -112,20 +105,16 @@ bool run_case(const options& o, int n) {
                     pops[i].push_back(static_cast<double>(g.pops));
                     helpers[i].push_back(static_cast<double>(g.helpers));
                 }
-            }
+            });
         }
-        std::printf("  %d worker%s %-9s %9s %19s %9s %9s\n", w, w == 1 ? " " : "s", "", "median ms",
-                    "[range]", "pops", "helpers");
+        fj_perf::print_workers_label(w);
+        std::printf("%9s %19s %9s %9s\n", "median ms", "[range]", "pops", "helpers");
         for (std::size_t i = 0; i < all.size(); ++i) {
-            const auto [lo, hi] = std::minmax_element(ms[i].begin(), ms[i].end());
-            std::printf("  %-19s %9.3f [%7.3f-%9.3f] %9.0f %9.0f\n", all[i].name.c_str(),
-                        fj_perf::median(ms[i]), *lo, *hi, fj_perf::median(pops[i]),
-                        fj_perf::median(helpers[i]));
+            const fj_perf::spread t = fj_perf::spread_of(ms[i]);
+            std::printf("  %-19s %9.3f [%7.3f-%9.3f] %9.0f %9.0f\n", all[i].name.c_str(), t.median,
+                        t.lo, t.hi, fj_perf::median(pops[i]), fj_perf::median(helpers[i]));
         }
-        std::vector<std::string> names;
-        for (const auto& c : all)
-            names.push_back(c.name);
-        fj_perf::print_paired_ratios(names, ms);
+        fj_perf::print_paired_ratios(fj_perf::names_of(all), ms);
     }
     return ok;
 }

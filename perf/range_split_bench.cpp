@@ -19,9 +19,9 @@
 // otherwise the program ends with status 1.
 #include "driver_cli.hpp"
 #include "measure.hpp"
+#include "paired_rounds.hpp"
 #include "range_split_workload.hpp"
 
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -169,21 +169,9 @@ options parse(int argc, char** argv) {
     return o;
 }
 
-// The order of round r: every row once, starting one further each round.
-std::size_t row_at(std::size_t k, int r, std::size_t rows) {
-    return (k + static_cast<std::size_t>(r)) % rows;
-}
-
 void print_table_head(int w, const char* unit, const char* extra) {
-    std::printf("  %d worker%s %-9s %10s %21s %s\n", w, w == 1 ? " " : "s", "", unit, "[range]",
-                extra);
-}
-
-std::vector<std::string> names_of(const auto& rows) {
-    std::vector<std::string> names;
-    for (const auto& c : rows)
-        names.push_back(c.name);
-    return names;
+    fj_perf::print_workers_label(w);
+    std::printf("%10s %21s %s\n", unit, "[range]", extra);
 }
 
 // false if an overlay found another area than the serial one.
@@ -197,25 +185,17 @@ bool run_overlay(const options& o) {
     fj_perf::interference_meter meter;
     bool ok = true;
     for (const int w : o.workers) {
-        std::vector<overlay_competitor> all{{"serial", &make_serial_overlay}};
-        for (const auto& c : overlay_competitors())
-            all.push_back(c);
-        std::vector<overlay_runner> runs;
-        for (const auto& c : all)
-            runs.push_back(c.make(w));
+        const auto all = fj_perf::rows_with_serial(
+            overlay_competitor{"serial", &make_serial_overlay}, overlay_competitors());
+        auto runs = fj_perf::runners_of(all, w);
         std::vector<std::vector<double>> ms(all.size()), pieces(all.size()), bodies(all.size());
         for (auto& run : runs) // warm up every pool once
             (void)run(in);
         for (int r = 0; r < o.rounds; ++r) {
-            for (std::size_t k = 0; k < all.size(); ++k) {
-                const std::size_t i = row_at(k, r, all.size());
-                std::vector<overlay_result> got(static_cast<std::size_t>(o.repeat));
-                const double seconds = fj_perf::seconds_of([&] {
-                    for (auto& g : got)
-                        g = runs[i](in);
-                });
-                ms[i].push_back(seconds * 1e3 / o.repeat);
-                for (const auto& g : got) {
+            fj_perf::for_each_row_rotated(r, all.size(), [&](std::size_t i) {
+                const auto t = fj_perf::timed_repeats(o.repeat, [&] { return runs[i](in); });
+                ms[i].push_back(t.mean_ms);
+                for (const auto& g : t.results) {
                     if (g.area != expected.area) {
                         std::printf("  WRONG: %s at %d workers found area %lld, serial %lld\n",
                                     all[i].name.c_str(), w, static_cast<long long>(g.area),
@@ -225,17 +205,17 @@ bool run_overlay(const options& o) {
                     pieces[i].push_back(static_cast<double>(g.pieces));
                     bodies[i].push_back(static_cast<double>(g.bodies));
                 }
-            }
+            });
         }
         print_table_head(w, "median ms", "   pieces [range]     bodies");
         for (std::size_t i = 0; i < all.size(); ++i) {
-            const auto [lo, hi] = std::minmax_element(ms[i].begin(), ms[i].end());
-            const auto [plo, phi] = std::minmax_element(pieces[i].begin(), pieces[i].end());
+            const fj_perf::spread t = fj_perf::spread_of(ms[i]);
+            const fj_perf::spread p = fj_perf::spread_of(pieces[i]);
             std::printf("  %-19s %10.3f [%8.3f-%10.3f] %6.0f [%4.0f-%4.0f] %6.0f\n",
-                        all[i].name.c_str(), fj_perf::median(ms[i]), *lo, *hi,
-                        fj_perf::median(pieces[i]), *plo, *phi, fj_perf::median(bodies[i]));
+                        all[i].name.c_str(), t.median, t.lo, t.hi, p.median, p.lo, p.hi,
+                        fj_perf::median(bodies[i]));
         }
-        fj_perf::print_paired_ratios(names_of(all), ms);
+        fj_perf::print_paired_ratios(fj_perf::names_of(all), ms);
     }
     meter.report("overlay");
     return ok;
@@ -257,28 +237,24 @@ bool run_stencil(const options& o) {
     fj_perf::interference_meter meter;
     bool ok = true;
     for (const int w : o.workers) {
-        std::vector<stencil_competitor> all{{"serial", &make_serial_stencil}};
-        for (const auto& c : stencil_competitors())
-            all.push_back(c);
-        std::vector<stencil_runner> runs;
+        const auto all = fj_perf::rows_with_serial(
+            stencil_competitor{"serial", &make_serial_stencil}, stencil_competitors());
+        auto runs = fj_perf::runners_of(all, w);
         // Each row evolves its own field by the same frames, round after round.
         std::vector<stencil_field> fields;
-        for (const auto& c : all) {
-            runs.push_back(c.make(w));
+        for (std::size_t i = 0; i < all.size(); ++i)
             fields.emplace_back(cells);
-        }
         std::vector<std::vector<double>> ms(all.size());
         for (std::size_t i = 0; i < all.size(); ++i) // warm up every pool and partitioner
             runs[i](fields[i], o.frames);
         for (int r = 0; r < o.rounds; ++r) {
-            for (std::size_t k = 0; k < all.size(); ++k) {
-                const std::size_t i = row_at(k, r, all.size());
+            fj_perf::for_each_row_rotated(r, all.size(), [&](std::size_t i) {
                 const double seconds = fj_perf::seconds_of([&] {
                     for (int rep = 0; rep < o.repeat; ++rep)
                         runs[i](fields[i], o.frames);
                 });
                 ms[i].push_back(seconds * 1e3 / (o.repeat * o.frames));
-            }
+            });
             for (std::size_t i = 1; i < all.size(); ++i) {
                 if (!same_field(fields[i], fields[0])) {
                     std::printf("  WRONG: %s at %d workers: the field differs from the serial one "
@@ -307,11 +283,11 @@ bool run_stencil(const options& o) {
         }
         print_table_head(w, "ms/frame", "pieces/frame");
         for (std::size_t i = 0; i < all.size(); ++i) {
-            const auto [lo, hi] = std::minmax_element(ms[i].begin(), ms[i].end());
-            std::printf("  %-19s %10.4f [%8.4f-%10.4f] %12.1f\n", all[i].name.c_str(),
-                        fj_perf::median(ms[i]), *lo, *hi, pieces[i]);
+            const fj_perf::spread t = fj_perf::spread_of(ms[i]);
+            std::printf("  %-19s %10.4f [%8.4f-%10.4f] %12.1f\n", all[i].name.c_str(), t.median,
+                        t.lo, t.hi, pieces[i]);
         }
-        fj_perf::print_paired_ratios(names_of(all), ms);
+        fj_perf::print_paired_ratios(fj_perf::names_of(all), ms);
     }
     meter.report("stencil");
     return ok;
