@@ -4,12 +4,17 @@
 // (algorithms/CMakeLists.txt). Documented in docs/api.md#extension-interface.
 #pragma once
 
+#include "detail/atomics.hpp"
 #include "detail/callable_check.hpp"
 #include "detail/current.hpp"
 #include "detail/invoke.hpp"
 #include "detail/worker.hpp"
 
 namespace fj::ext {
+
+// The atomics seam (detail/atomics.hpp): a lock-free protocol takes its atomics as a template
+// parameter defaulting to this, so the model tests can run the same code under a model checker.
+using std_atomics = detail::std_atomics;
 
 // True when the calling thread is a worker whose own deque holds nothing, or is no worker at all.
 // A hint, read without synchronisation: a thief may be taking the last task as it returns. What

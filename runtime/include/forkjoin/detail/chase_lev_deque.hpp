@@ -26,6 +26,7 @@
 // ring's size, so this at most doubles the memory, and only after a deep burst.
 #pragma once
 
+#include "atomics.hpp"
 #include "fault_injection.hpp"
 
 #include <atomic>
@@ -39,9 +40,13 @@ namespace fj::detail {
 
 enum class steal_result { success, empty, lost_race };
 
-template <class T>
+// Atomics: std_atomics in the runtime; the model test passes Relacy's (atomics.hpp).
+template <class T, class Atomics = std_atomics>
 requires std::is_pointer_v<T>
 class chase_lev_deque {
+    template <class U>
+    using atomic = typename Atomics::template atomic<U>;
+
 public:
     explicit chase_lev_deque(std::size_t initial_capacity = 256)
         : m_ring(new ring(round_up_pow2(initial_capacity < 2 ? 2 : initial_capacity), nullptr)) {}
@@ -154,7 +159,7 @@ private:
 
     struct ring {
         ring(std::int64_t capacity, ring* older)
-            : mask(capacity - 1), slots(new std::atomic<T>[static_cast<std::size_t>(capacity)]),
+            : mask(capacity - 1), slots(new atomic<T>[static_cast<std::size_t>(capacity)]),
               retired(older) {}
         // Slots are atomics so a thief reading a slot the owner is rewriting is not a data race;
         // relaxed suffices because bottom/ring publication carries the ordering. i & mask is in
@@ -167,7 +172,7 @@ private:
         }
 
         std::int64_t mask;
-        std::unique_ptr<std::atomic<T>[]> slots;
+        std::unique_ptr<atomic<T>[]> slots;
         ring* retired; // the ring this one replaced; freed with the deque
     };
 
@@ -189,9 +194,9 @@ private:
     }
 
     // Thieves hammer top, the owner bottom: keep them on separate cache lines.
-    alignas(128) std::atomic<std::int64_t> m_top{0};
-    alignas(128) std::atomic<std::int64_t> m_bottom{0};
-    alignas(128) std::atomic<ring*> m_ring;
+    alignas(128) atomic<std::int64_t> m_top{0};
+    alignas(128) atomic<std::int64_t> m_bottom{0};
+    alignas(128) atomic<ring*> m_ring;
 };
 
 } // namespace fj::detail
