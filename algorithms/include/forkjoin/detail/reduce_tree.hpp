@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <stop_token>
 #include <utility>
@@ -35,26 +36,65 @@ constexpr std::size_t default_reduce_grain(std::size_t n) noexcept {
     return n <= k_leaves ? 1 : n / k_leaves + (n % k_leaves != 0);
 }
 
-// Leaf: leaf(lo, hi, failure) -> T, folding [lo, hi) from a copy of the identity and recording
-// (not throwing) exceptions.
-template <class T, class Leaf, class Reduce>
+// A reduction's leaf and its reduce, reached through pointers and functions typed by the result
+// alone: leaf(lo, hi, failure) -> T folds [lo, hi) from a copy of the identity and records (not
+// throws) its exceptions; reduce(a, b) -> T combines two results. The tree and the drivers below
+// are then the same code for every body with the same result type, so a translation unit compiles
+// them once per T, and each body adds only its leaf, its reduce and the two functions that call
+// them (as loop_driver.hpp's leaf_ref does for parallel_for). One indirect call per leaf and per
+// inner node, next to a grain's worth of iterations and a join. Both must outlive the reference.
+template <class T>
+class reduce_ops {
+public:
+    template <class Leaf, class Reduce>
+    reduce_ops(Leaf& leaf, Reduce& reduce) noexcept
+        : m_leaf(erase(leaf)), m_reduce(erase(reduce)), m_call_leaf(&call_leaf<Leaf>),
+          m_call_reduce(&call_reduce<Reduce>) {}
+
+    T leaf(std::size_t lo, std::size_t hi, loop_failure& failure) const {
+        return m_call_leaf(m_leaf, lo, hi, failure);
+    }
+    T reduce(T&& left, T&& right) const {
+        return m_call_reduce(m_reduce, std::move(left), std::move(right));
+    }
+
+private:
+    template <class F>
+    static void* erase(F& f) noexcept {
+        return const_cast<void*>(static_cast<const void*>(std::addressof(f)));
+    }
+    template <class Leaf>
+    static T call_leaf(void* leaf, std::size_t lo, std::size_t hi, loop_failure& failure) {
+        return (*static_cast<Leaf*>(leaf))(lo, hi, failure);
+    }
+    template <class Reduce>
+    static T call_reduce(void* reduce, T&& left, T&& right) {
+        return ext::invoke(*static_cast<Reduce*>(reduce), std::move(left), std::move(right));
+    }
+
+    void* m_leaf;
+    void* m_reduce;
+    T (*m_call_leaf)(void*, std::size_t, std::size_t, loop_failure&);
+    T (*m_call_reduce)(void*, T&&, T&&);
+};
+
+template <class T>
 class reduce_tree {
 public:
-    reduce_tree(fj::scheduler& sched, const T& identity, Leaf& leaf, Reduce& reduce,
+    reduce_tree(fj::scheduler& sched, const T& identity, const reduce_ops<T>& ops,
                 std::size_t grain, loop_failure& failure) noexcept
-        : m_sched(sched), m_identity(identity), m_leaf(leaf), m_reduce(reduce), m_grain(grain),
-          m_failure(failure) {}
+        : m_sched(sched), m_identity(identity), m_ops(ops), m_grain(grain), m_failure(failure) {}
 
     T run(std::size_t lo, std::size_t hi) {
         if (lo >= m_failure.limit())
             return m_identity; // cancelled: the result is discarded
         if (hi - lo <= m_grain)
-            return m_leaf(lo, hi, m_failure);
+            return m_ops.leaf(lo, hi, m_failure);
         const std::size_t mid = lo + (hi - lo) / 2;
         auto [left, right] =
             m_sched.join([&]() -> T { return run(lo, mid); }, [&]() -> T { return run(mid, hi); });
         try {
-            return ext::invoke(m_reduce, std::move(left), std::move(right));
+            return m_ops.reduce(std::move(left), std::move(right));
         } catch (...) {
             m_failure.record(lo, std::current_exception());
             return m_identity;
@@ -64,8 +104,7 @@ public:
 private:
     fj::scheduler& m_sched;
     const T& m_identity;
-    Leaf& m_leaf;
-    Reduce& m_reduce;
+    const reduce_ops<T>& m_ops;
     std::size_t m_grain;
     loop_failure& m_failure;
 };
@@ -99,9 +138,9 @@ T fold_in_order(std::vector<std::optional<T>>& results, KeyOf key_of, const T& i
 // pieces folded in order) and rethrows the lowest-offset failure once every started chunk has
 // finished, or throws fj::operation_cancelled naming `who` if the stop token was requested
 // meanwhile (as run_loop in loop_driver.hpp).
-template <class T, class Leaf, class Reduce>
-T run_reduce(const char* who, fj::scheduler& sched, std::size_t n, const loop_options& options,
-             const T& identity, Leaf& leaf, Reduce& reduce) {
+template <class T>
+T run_reduce_with(const char* who, fj::scheduler& sched, std::size_t n, const loop_options& options,
+                  const T& identity, const reduce_ops<T>& ops) {
     loop_failure failure;
     if (options.kind == partition::affinity) {
         auto work = [&]() -> T {
@@ -110,9 +149,12 @@ T run_reduce(const char* who, fj::scheduler& sched, std::size_t n, const loop_op
             auto run_piece = [&](std::size_t i) {
                 const std::size_t lo = pieces.begin_of(i);
                 if (lo < failure.limit())
-                    results[i].emplace(leaf(lo, pieces.begin_of(i + 1), failure));
+                    results[i].emplace(ops.leaf(lo, pieces.begin_of(i + 1), failure));
             };
             run_with_affinity(sched, *options.affinity, pieces.count(), run_piece);
+            auto reduce = [&](T&& left, T&& right) -> T {
+                return ops.reduce(std::move(left), std::move(right));
+            };
             return fold_in_order(
                 results, [&](std::size_t i) { return pieces.begin_of(i); }, identity, reduce,
                 failure);
@@ -122,9 +164,15 @@ T run_reduce(const char* who, fj::scheduler& sched, std::size_t n, const loop_op
     std::size_t grain = fixed_loop_grain(options.kind, n, options.grain, sched.worker_count());
     if (grain == 0)
         grain = default_reduce_grain(n);
-    reduce_tree<T, Leaf, Reduce> tree(sched, identity, leaf, reduce, grain, failure);
+    reduce_tree<T> tree(sched, identity, ops, grain, failure);
     auto work = [&]() -> T { return tree.run(0, n); };
     return run_tracked(who, sched, options.stop, failure, n == 0, identity, work);
+}
+
+template <class T, class Leaf, class Reduce>
+T run_reduce(const char* who, fj::scheduler& sched, std::size_t n, const loop_options& options,
+             const T& identity, Leaf& leaf, Reduce& reduce) {
+    return run_reduce_with<T>(who, sched, n, options, identity, reduce_ops<T>(leaf, reduce));
 }
 
 } // namespace fj::detail
