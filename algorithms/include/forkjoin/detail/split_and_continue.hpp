@@ -37,14 +37,17 @@
 #include <atomic>
 #include <utility>
 
+#include <forkjoin/extension.hpp>
 #include <forkjoin/scheduler.hpp>
 
 namespace fj::detail {
 
-template <class Left, class AfterLeft, class BesideLeft>
-void split_and_continue(fj::scheduler& sched, Left left, AfterLeft after_left,
-                        BesideLeft beside_left) {
-    std::atomic<bool> left_done{false};
+// Scheduler is fj::scheduler (the model test passes one of its own whose join() runs the right
+// side on a second modelled thread); Atomics is the seam (docs/design/models.md).
+template <class Atomics = fj::ext::std_atomics, class Scheduler, class Left, class AfterLeft,
+          class BesideLeft>
+void split_and_continue(Scheduler& sched, Left left, AfterLeft after_left, BesideLeft beside_left) {
+    typename Atomics::template atomic<bool> left_done{false};
     sched.join(
         [&left_done, left = std::move(left)]() mutable {
             left();
