@@ -30,7 +30,7 @@ constexpr std::uint32_t k_blocked_looks = 2;
 
 void rescuer::arm() noexcept {
     // seq_cst exchange: only one waker notifies per disarm (step 2).
-    if (m_monitor_idle.exchange(false, std::memory_order_seq_cst)) {
+    if (m_arming.arm()) {
         std::lock_guard lock(m_mutex); // the monitor checks the flag under the mutex
         m_cv.notify_one();
     }
@@ -42,11 +42,9 @@ void rescuer::monitor_main() noexcept {
     m_cv.notify_all(); // start() waits on the same condition variable
     auto period = k_alert_period;
     while (!m_stopping) {
-        if (m_monitor_idle.load(std::memory_order_seq_cst)) {
+        if (m_arming.disarmed()) {
             // Step 2: disarmed; a worker that wakes and finds every worker awake arms us.
-            m_cv.wait(lock, [this] {
-                return m_stopping || !m_monitor_idle.load(std::memory_order_seq_cst);
-            });
+            m_cv.wait(lock, [this] { return m_stopping || !m_arming.disarmed(); });
             period = k_alert_period;
             continue;
         }
@@ -108,18 +106,11 @@ rescuer::look rescuer::sample() {
 }
 
 bool rescuer::disarm_if_some_idle() noexcept {
-    pool& p = m_pool;
     // Step 2: while some worker is asleep on the pool's event count, queued work wakes it; the
-    // monitor sleeps until a wake-up makes every worker busy again. seq_cst store, then seq_cst
-    // load: the Dekker pair with on_all_awake() (a waker's m_active increment, then its load of
-    // m_monitor_idle). Either the waker sees the flag and arms, or this load sees its increment.
-    if (p.m_active.load(std::memory_order_seq_cst) < m_workers) {
-        m_monitor_idle.store(true, std::memory_order_seq_cst);
-        if (p.m_active.load(std::memory_order_seq_cst) < m_workers)
-            return true;
-        m_monitor_idle.store(false, std::memory_order_seq_cst); // raced with a wake-up: go on
-    }
-    return false;
+    // monitor sleeps until a wake-up makes every worker busy again. seq_cst store of
+    // m_monitor_idle, then seq_cst load of m_active: the Dekker pair with on_all_awake()
+    // (monitor_arming.hpp).
+    return m_arming.disarm_if_some_idle(m_pool.m_active, m_workers);
 }
 
 std::uint32_t rescuer::running_spares() const noexcept {

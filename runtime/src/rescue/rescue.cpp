@@ -119,8 +119,7 @@ std::size_t rescuer::start_spare_locked(spare_reason reason) noexcept {
     ++(reason == spare_reason::rescue ? m_rescues : m_handoffs);
     // A spare raises m_active like a wake-up does: arm the monitor the same way (step 2). We
     // hold m_mutex, so notify directly rather than through arm().
-    if (p.m_active.load(std::memory_order_seq_cst) >= m_workers &&
-        m_monitor_idle.exchange(false, std::memory_order_seq_cst))
+    if (p.m_active.load(std::memory_order_seq_cst) >= m_workers && m_arming.arm())
         m_cv.notify_one();
     return index;
 }

@@ -9,6 +9,7 @@
 // max_spare_workers slots.
 #pragma once
 
+#include "rescue/monitor_arming.hpp"
 #include "state/spare_hooks.hpp"
 
 #include <atomic>
@@ -50,10 +51,8 @@ public:
     void on_thread_start(std::size_t index) noexcept override;
     // Cheap when the monitor already watches: one load.
     void on_all_awake() noexcept override {
-        // seq_cst: the Dekker pair with the monitor's store of m_monitor_idle and load of the
-        // pool's m_active in disarm_if_some_idle(): the waker's increment of m_active precedes
-        // this load in the single total order, or the monitor's re-check sees the increment.
-        if (m_monitor_idle.load(std::memory_order_seq_cst))
+        // seq_cst: the Dekker pair with the monitor's disarm (monitor_arming.hpp).
+        if (m_arming.armed_wanted())
             arm();
     }
     // --- Called by the pool's lifecycle ---
@@ -166,8 +165,9 @@ private:
     std::vector<std::size_t> m_free; // retired spare slots to reuse; guarded by m_mutex
     std::uint32_t m_running = 0;     // spares alive; guarded by m_mutex
     std::uint64_t m_rescues = 0, m_handoffs = 0, m_retired = 0; // guarded by m_mutex
-    // True while the monitor waits to be armed (no sampling: some worker was idle).
-    std::atomic<bool> m_monitor_idle{false};
+    // m_monitor_idle: true while the monitor waits to be armed (no sampling: some worker was
+    // idle), and its Dekker pair with the pool's m_active (step 2).
+    monitor_arming m_arming;
     // The last look found no thread running or idle (a hint for on_inject).
     std::atomic<bool> m_all_stalled{false};
     boost::thread m_monitor;
