@@ -27,13 +27,19 @@
 #include <cstdint>
 #include <thread>
 
+#include <forkjoin/detail/atomics.hpp>
 #include <forkjoin/detail/cpu_relax.hpp>
 
 namespace fj::detail {
 
-// Node must have a member `std::atomic<Node*> m_next` and be at least 2-byte aligned.
-template <class Node>
+// Node must have a member `m_next` of type Atomics::atomic<Node*> (std::atomic<Node*> in the
+// runtime) and be at least 2-byte aligned. Atomics: std_atomics in the runtime; the model test
+// passes Relacy's (forkjoin/detail/atomics.hpp).
+template <class Node, class Atomics = std_atomics>
 class injection_queue {
+    template <class U>
+    using atomic = typename Atomics::template atomic<U>;
+
 public:
     enum class push_result { pushed, closed };
 
@@ -138,9 +144,9 @@ private:
     public:
         static constexpr struct wait_t {
         } wait{};
-        explicit consumer_guard(std::atomic<bool>& busy) noexcept
+        explicit consumer_guard(atomic<bool>& busy) noexcept
             : m_busy(busy), m_owns(!busy.exchange(true, std::memory_order_acquire)) {}
-        consumer_guard(std::atomic<bool>& busy, wait_t) noexcept : m_busy(busy), m_owns(true) {
+        consumer_guard(atomic<bool>& busy, wait_t) noexcept : m_busy(busy), m_owns(true) {
             unsigned spins = 0;
             while (busy.exchange(true, std::memory_order_acquire))
                 while (busy.load(std::memory_order_relaxed)) { // spin on a load, not on the RMW
@@ -161,7 +167,7 @@ private:
         bool owns() const noexcept { return m_owns; }
 
     private:
-        std::atomic<bool>& m_busy;
+        atomic<bool>& m_busy;
         bool m_owns;
     };
 
@@ -176,9 +182,9 @@ private:
     void set_head(Node* n) noexcept { m_head.store(n, std::memory_order_release); }
 
     Node m_stub{};
-    std::atomic<std::uintptr_t> m_tail{address(&m_stub)};
-    alignas(128) mutable std::atomic<bool> m_consumer_busy{false};
-    std::atomic<Node*> m_head{&m_stub}; // written only by the thread holding m_consumer_busy
+    atomic<std::uintptr_t> m_tail{address(&m_stub)};
+    alignas(128) mutable atomic<bool> m_consumer_busy{false};
+    atomic<Node*> m_head{&m_stub}; // written only by the thread holding m_consumer_busy
 };
 
 } // namespace fj::detail
