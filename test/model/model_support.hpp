@@ -21,6 +21,7 @@
 #include <ostream>
 #include <relacy/atomic.hpp>
 #include <relacy/atomic_fence.hpp>
+#include <relacy/backoff.hpp>
 #include <relacy/base.hpp>
 #include <relacy/context.hpp>
 #include <relacy/context_base_impl.hpp>
@@ -200,6 +201,16 @@ struct relacy_atomics {
     }
     static void heavy_barrier(std::source_location where = std::source_location::current()) {
         thread_fence(std::memory_order::seq_cst, where);
+    }
+
+    // A spin loop's pause and yield (forkjoin/detail/cpu_relax.hpp): both yield to Relacy's
+    // scheduler, which runs the other threads, so that a spin waiting on another thread's step is
+    // neither a preemption spent nor a livelock.
+    static void cpu_relax(std::source_location where = std::source_location::current()) {
+        rl::yield(1, info(where));
+    }
+    static void yield_thread(std::source_location where = std::source_location::current()) {
+        rl::yield(1, info(where));
     }
 };
 

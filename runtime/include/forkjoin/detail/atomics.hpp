@@ -14,9 +14,13 @@
 //   static bool asymmetric_barrier_available();    asymmetric_barrier.hpp: which formulation a
 //   static void light_barrier();                   protocol takes, and its two sides (a model
 //   static void heavy_barrier();                   writes each side as the fence it stands for)
+//   static void cpu_relax();                       a spin loop's pause and its yield to the
+//   static void yield_thread();                    thread it waits for (cpu_relax.hpp; a model
+//                                                  yields to its scheduler)
 #pragma once
 
 #include "asymmetric_barrier.hpp"
+#include "cpu_relax.hpp"
 
 #include <atomic>
 
@@ -36,6 +40,8 @@ struct std_atomics {
     }
     static void light_barrier() noexcept { detail::light_barrier(); }
     static void heavy_barrier() noexcept { detail::heavy_barrier(); }
+    static void cpu_relax() noexcept { detail::cpu_relax(); }
+    static void yield_thread() noexcept { detail::yield_thread(); }
 };
 
 } // namespace fj::detail

@@ -23,10 +23,12 @@
 // never, so the StoreLoad barrier the pair needs is asymmetric (asymmetric_barrier.hpp): the
 // producer's side is a compiler barrier, cancel() pays a membarrier(2). Without it (TSan builds,
 // old kernels) both sides use seq_cst, which is the previous cost: one locked instruction.
+//
+// Atomics: std_atomics in the runtime (completion and start_flag are basic_completion<> and
+// basic_start_flag<>); the model test passes Relacy's (atomics.hpp).
 #pragma once
 
-#include "asymmetric_barrier.hpp"
-#include "cpu_relax.hpp"
+#include "atomics.hpp"
 
 #include <atomic>
 #include <cassert>
@@ -35,21 +37,27 @@
 namespace fj::detail {
 
 // Whether the producer has claimed the task (see try_start()); written by the producer only.
-class start_flag {
-    friend class completion;
+template <class Atomics = std_atomics>
+class basic_start_flag {
+    template <class>
+    friend class basic_completion;
     static constexpr std::uint8_t k_not_started = 0;
     static constexpr std::uint8_t k_claiming = 1;
     static constexpr std::uint8_t k_running = 2;
     static constexpr std::uint8_t k_skipped = 3;
-    std::atomic<std::uint8_t> m_state{k_not_started};
+    typename Atomics::template atomic<std::uint8_t> m_state{k_not_started};
 };
+using start_flag = basic_start_flag<>;
 
 // A registered waiter. wake() runs on the producer's thread and is the last access to the record.
 struct alignas(16) waiter { // 16: four flag bits below the address
     void (*m_wake)(waiter*) noexcept = nullptr;
 };
 
-class completion {
+template <class Atomics = std_atomics>
+class basic_completion {
+    using start_flag = basic_start_flag<Atomics>;
+
 public:
     // acquire: pairs with the release half of finish(); after true, the result may be read.
     bool is_done() const noexcept { return (m_word.load(std::memory_order_acquire) & k_done) != 0; }
@@ -72,9 +80,9 @@ public:
     // through these flags (the result goes through finish()).
     [[nodiscard]] bool try_start(start_flag& start) noexcept {
         std::uintptr_t word;
-        if (asymmetric_barrier_registered()) [[likely]] {
+        if (Atomics::asymmetric_barrier_registered()) [[likely]] {
             start.m_state.store(start_flag::k_claiming, std::memory_order_relaxed);
-            light_barrier();
+            Atomics::light_barrier();
             word = m_word.load(std::memory_order_relaxed);
         } else {
             // seq_cst store then seq_cst load, mirrored in cancel(): the store-buffering
@@ -105,8 +113,8 @@ public:
         // producer's "claiming" is visible here, or its later load of m_word sees k_cancelled.
         // Checked per call (not a cached flag): a producer that read the flag as set implies the
         // registration is complete, and then this call returns true too.
-        if (asymmetric_barrier_available())
-            heavy_barrier();
+        if (Atomics::asymmetric_barrier_available())
+            Atomics::heavy_barrier();
         for (unsigned spins = 0;; ++spins) {
             switch (start.m_state.load(std::memory_order_seq_cst)) {
             case start_flag::k_not_started: // the producer will see k_cancelled when it claims
@@ -117,9 +125,9 @@ public:
                 return false;
             default: // claiming: its decision is a load and a store away
                 if (spins < 64)
-                    cpu_relax();
+                    Atomics::cpu_relax();
                 else
-                    yield_thread(); // unless it was preempted in between
+                    Atomics::yield_thread(); // unless it was preempted in between
             }
         }
     }
@@ -189,7 +197,8 @@ private:
         return reinterpret_cast<waiter*>(word & ~k_flags);
     }
 
-    std::atomic<std::uintptr_t> m_word{0};
+    typename Atomics::template atomic<std::uintptr_t> m_word{0};
 };
+using completion = basic_completion<>;
 
 } // namespace fj::detail
