@@ -7,12 +7,19 @@
 //            cancel_wait()/leave(); the epoch only grows (modulo 2^32).
 #pragma once
 
+#include "atomics.hpp"
+
 #include <atomic>
 #include <cstdint>
 
 namespace fj::detail {
 
-class sleep_word {
+// Atomics: std_atomics in the runtime; the model test passes Relacy's (atomics.hpp).
+template <class Atomics = std_atomics>
+class basic_sleep_word {
+    template <class U>
+    using atomic = typename Atomics::template atomic<U>;
+
 public:
     using key = std::uint64_t;
 
@@ -52,7 +59,9 @@ private:
     static constexpr std::uint64_t k_one_epoch = std::uint64_t{1} << k_epoch_shift;
     static constexpr std::uint64_t k_waiter_mask = k_one_epoch - 1;
 
-    std::atomic<std::uint64_t> m_state{0}; // low 32 bits: waiters; high 32 bits: epoch
+    atomic<std::uint64_t> m_state{0}; // low 32 bits: waiters; high 32 bits: epoch
 };
+
+using sleep_word = basic_sleep_word<>;
 
 } // namespace fj::detail

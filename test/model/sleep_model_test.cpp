@@ -1,0 +1,180 @@
+// The sleep protocol's Dekker pair (docs/design/sleep.md) under Relacy: the production sleep word
+// (forkjoin/detail/sleep_word.hpp) against a push to the production deque
+// (forkjoin/detail/chase_lev_deque.hpp) or injection queue (state/injection_queue.hpp). A worker
+// going to sleep either sees the work in its re-check or is woken: a sleeper that committed its
+// wait finds, once the threads have joined, that the epoch has moved past its key. Both
+// formulations: the symmetric seq_cst one and the asymmetric barrier pair.
+// docs/design/sleep.md#model says what is covered and what is abstracted.
+#include "model/model_support.hpp"
+#include "state/injection_queue.hpp"
+
+#include <forkjoin/detail/chase_lev_deque.hpp>
+#include <forkjoin/detail/sleep_word.hpp>
+
+namespace {
+
+using fj::model::access;
+using fj::model::mutant;
+using fj::model::relacy_atomics;
+
+using sleep_word = fj::detail::basic_sleep_word<relacy_atomics>;
+
+// Work a pusher publishes; its payload is written before the publication.
+struct item {
+    relacy_atomics::atomic<item*> m_next{nullptr}; // the injection queue's link
+    rl::var<int> payload;
+};
+
+// The work sources a pusher publishes to and a sleeper re-checks, as the pool does.
+// A worker's own deque: push() (release) or push_seq_cst(); the re-check's size_hint().
+struct deque_source {
+    fj::detail::chase_lev_deque<item*, relacy_atomics> deque{2};
+    void publish(item* it, bool seq_cst) {
+        if (seq_cst)
+            deque.push_seq_cst(it);
+        else
+            deque.push(it);
+    }
+    bool visible() const { return !deque.empty_hint(); }
+};
+// The injection queue (submit): its seq_cst CAS on the tail in either formulation; the re-check's
+// exact empty().
+struct queue_source {
+    fj::detail::injection_queue<item, relacy_atomics> queue;
+    void publish(item* it, bool) { queue.push(it); }
+    bool visible() const { return !queue.empty(); }
+};
+
+// Thread 0, the pusher (pool_core.hpp's publish_work): publish the item (seq_cst, or release and
+// the light barrier), then the sleeper check, and if some thread waits, the notify's epoch bump.
+// Thread 1, the sleeper (sleep.cpp's go_idle, steps 1-7): prepare_wait(), the heavy barrier in the
+// asymmetric formulation, the re-check; work seen: cancel_wait(); else commit the wait with its
+// key.
+template <class Source, bool Asymmetric>
+struct sleep_scenario : rl::test_suite<sleep_scenario<Source, Asymmetric>, 2> {
+    sleep_word word;
+    Source source;
+    item work;
+    bool committed = false;
+    sleep_word::key key = 0;
+
+    void before() { relacy_atomics::asymmetric = Asymmetric; }
+
+    void thread(unsigned index) {
+        if (index == 0)
+            pusher();
+        else
+            sleeper();
+    }
+
+    void pusher() {
+        work.payload($) = 1;
+        if (relacy_atomics::asymmetric_barrier_registered()) {
+            source.publish(&work, false);
+            relacy_atomics::light_barrier();
+        } else {
+            source.publish(&work, true);
+        }
+        if (word.has_waiters())
+            word.bump_epoch(); // event_count::notify(): the bump, then the mutex and the signal
+    }
+
+    void sleeper() {
+        const sleep_word::key k = word.prepare_wait();
+        if (relacy_atomics::asymmetric_barrier_available())
+            relacy_atomics::heavy_barrier();
+        if (source.visible()) {
+            word.cancel_wait();
+            return;
+        }
+        key = k;
+        committed = true; // commit_wait(k): blocks until the epoch moves past k's
+    }
+
+    // No lost wake-up: a committed sleeper's epoch has moved, so event_count::wait_for_new_epoch
+    // (which re-reads it under the mutex the notifier takes after its bump) returns.
+    void after() {
+        if (committed)
+            RL_ASSERT(word.epoch() != sleep_word::epoch_of(key));
+    }
+};
+
+// Two threads and a few accesses each: every interleaving (a full search) finishes in well under a
+// second.
+constexpr fj::model::search k_search{rl::sched_full};
+
+using deque_symmetric = sleep_scenario<deque_source, false>;
+using deque_asymmetric = sleep_scenario<deque_source, true>;
+using queue_symmetric = sleep_scenario<queue_source, false>;
+using queue_asymmetric = sleep_scenario<queue_source, true>;
+
+TEST(sleep_model, deque_push_symmetric) {
+    FJ_EXPECT_MODEL_PASSES(fj::model::check<deque_symmetric>(k_search));
+}
+
+TEST(sleep_model, deque_push_asymmetric) {
+    FJ_EXPECT_MODEL_PASSES(fj::model::check<deque_asymmetric>(k_search));
+}
+
+TEST(sleep_model, submit_symmetric) {
+    FJ_EXPECT_MODEL_PASSES(fj::model::check<queue_symmetric>(k_search));
+}
+
+TEST(sleep_model, submit_asymmetric) {
+    FJ_EXPECT_MODEL_PASSES(fj::model::check<queue_asymmetric>(k_search));
+}
+
+constexpr auto acq_rel = std::memory_order::acq_rel;
+constexpr auto acquire = std::memory_order::acquire;
+constexpr auto release = std::memory_order::release;
+constexpr auto seq_cst = std::memory_order::seq_cst;
+
+// Each weakened order below loses a wake-up in the scenario named with it.
+struct scenario_mutant {
+    mutant m;
+    fj::model::outcome (*run)(fj::model::mutation);
+    friend void PrintTo(const scenario_mutant& s, std::ostream* out) { *out << s.m.name; }
+};
+
+template <class Scenario>
+fj::model::outcome run_with(fj::model::mutation change) {
+    return fj::model::check<Scenario>(k_search, change);
+}
+
+class sleep_mutants : public testing::TestWithParam<scenario_mutant> {};
+
+TEST_P(sleep_mutants, are_rejected) {
+    const fj::model::outcome result = GetParam().run(GetParam().m.change);
+    FJ_EXPECT_MODEL_REJECTS(result);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    weakened_orders, sleep_mutants,
+    testing::Values(
+        // The sleeper's half of the symmetric pair: its prewait out of the total order S.
+        scenario_mutant{{"prepare_wait_acq_rel",
+                         {"::prepare_wait(", access::read_modify_write, seq_cst, acq_rel}},
+                        run_with<deque_symmetric>},
+        scenario_mutant{{"prepare_wait_release",
+                         {"::prepare_wait(", access::read_modify_write, seq_cst, release}},
+                        run_with<deque_symmetric>},
+        // The pusher's half: its load of the sleeper count out of S.
+        scenario_mutant{{"has_waiters_acquire", {"::has_waiters(", access::load, seq_cst, acquire}},
+                        run_with<deque_symmetric>},
+        scenario_mutant{
+            {"has_waiters_acquire_submit", {"::has_waiters(", access::load, seq_cst, acquire}},
+            run_with<queue_symmetric>},
+        // push_seq_cst()'s publishing store made release: the push of the asymmetric formulation
+        // without its barrier.
+        scenario_mutant{{"push_seq_cst_release", {"push_with", access::store, seq_cst, release}},
+                        run_with<deque_symmetric>},
+        // The asymmetric pair without the sleeper's heavy barrier, or the pusher's light one.
+        scenario_mutant{{"heavy_barrier_acq_rel", {"::sleeper(", access::fence, seq_cst, acq_rel}},
+                        run_with<deque_asymmetric>},
+        scenario_mutant{{"light_barrier_acq_rel", {"::pusher(", access::fence, seq_cst, acq_rel}},
+                        run_with<deque_asymmetric>}),
+    [](const testing::TestParamInfo<scenario_mutant>& info) {
+        return std::string(info.param.m.name);
+    });
+
+} // namespace
