@@ -1,4 +1,6 @@
 // fj::task_group's waiting side and its errors (docs/design/task-group.md).
+#include "waits/group_wait.hpp"
+
 #include <forkjoin/detail/wait.hpp>
 #include <forkjoin/task_group.hpp>
 
@@ -14,37 +16,14 @@ void record_group_error(group_state& g) noexcept {
     g.m_cancel.store(true, std::memory_order_relaxed); // the rest are not started (oneTBB alike)
 }
 
-void wake_group_waiter(group_state& g) noexcept {
-    // The waiter wrote m_waiter before its release RMW that set k_waiting, which our acq_rel CAS
-    // read (through the count's chain of RMWs). finish() is the last touch: the waiter may return
-    // and destroy the group as soon as it sees it.
-    (void)g.m_waiter->finish();
-}
+template void wake_group_waiter<std_atomics>(group_state& g) noexcept;
 
 } // namespace detail
 
 void task_group::wait() {
-    using detail::group_state;
-    // acquire: pairs with the tasks' release CASes; their effects are visible after it.
-    if ((m_state.m_word.load(std::memory_order_acquire) >> 1) != 0) {
-        // Steps (docs/design/task-group.md): publish the record, raise k_waiting; if nothing was
-        // pending by then, take the flag back unless a new task came in between; else wait on
-        // the record, which the last task finishes (it also clears the flag).
-        detail::completion woken;
-        m_state.m_waiter = &woken;
-        // acq_rel: release publishes m_waiter to the task that sees k_waiting.
-        const std::uint64_t old =
-            m_state.m_word.fetch_or(group_state::k_waiting, std::memory_order_acq_rel);
-        bool must_wait = true;
-        if ((old >> 1) == 0) {
-            std::uint64_t expected = group_state::k_waiting;
-            must_wait =
-                !m_state.m_word.compare_exchange_strong(expected, 0, std::memory_order_acq_rel);
-        }
-        if (must_wait)
-            detail::wait(woken); // runs the group's tasks from our deque first, then parks
-        m_state.m_waiter = nullptr;
-    }
+    // Every task run so far has ended after it (waits/group_wait.hpp); detail::wait runs the
+    // group's tasks from our deque first, then parks.
+    detail::wait_for_group_tasks(m_state, [](detail::completion& woken) { detail::wait(woken); });
     m_state.m_unwaited.store(false, std::memory_order_relaxed);
     m_state.m_cancel.store(false, std::memory_order_relaxed); // the group is reusable...
     // ...unless its token was stopped, which is for good. Read after the store above: a request

@@ -5,8 +5,12 @@
 // CAS does so alone wakes the waiter (finish_one). The waiter stays in wait() until it is woken,
 // so the group outlives the wake; a task that finds no waiter touches the group no more after its
 // decrement, so the group may be destroyed as soon as the count reads zero.
+//
+// Atomics: std_atomics in the runtime (group_state is basic_group_state<>); the model test passes
+// Relacy's (atomics.hpp). The waiter's side is waits/group_wait.hpp in the runtime's sources.
 #pragma once
 
+#include "atomics.hpp"
 #include "completion.hpp"
 #include "invoke.hpp"
 #include "pool_core.hpp"
@@ -21,31 +25,44 @@
 
 namespace fj::detail {
 
-struct group_state {
+template <class Atomics = std_atomics>
+struct basic_group_state {
+    template <class T>
+    using atomic = typename Atomics::template atomic<T>;
+
     static constexpr std::uint64_t k_waiting = 1;
     static constexpr std::uint64_t k_one = 2; // one task in the count
 
-    explicit group_state(pool_core* p) noexcept : m_pool(p) {}
+    explicit basic_group_state(pool_core* p) noexcept : m_pool(p) {}
 
     // Every run() and every task's end writes m_word, from any worker: it has a cache line of its
     // own, so that the fields every task only reads (m_pool, m_cancel) stay shared-clean in each
     // worker's cache instead of moving with it.
-    alignas(64) std::atomic<std::uint64_t> m_word{0};
+    alignas(64) atomic<std::uint64_t> m_word{0};
     alignas(64) pool_core* const m_pool; // where run() queues; null: the current pool there
-    completion* m_waiter = nullptr;      // the waiter's record; published by its k_waiting RMW
-    std::atomic<bool> m_cancel{false};   // cancel() or a task's exception: skip unstarted tasks
-    std::atomic<bool> m_failed{false};   // a task threw; the first one's exception is m_error
-    std::exception_ptr m_error;          // written once, by the task that set m_failed
+    // The waiter's record; published by its k_waiting RMW.
+    basic_completion<Atomics>* m_waiter = nullptr;
+    atomic<bool> m_cancel{false}; // cancel() or a task's exception: skip unstarted tasks
+    atomic<bool> m_failed{false}; // a task threw; the first one's exception is m_error
+    std::exception_ptr m_error;   // written once, by the task that set m_failed
     // run() since the last wait(): set by run() on any thread, read and cleared by wait() and the
     // destructor (relaxed: the calls that set it are ordered before those by the caller's own
     // synchronisation, as every use of a group after its runs must be).
-    std::atomic<bool> m_unwaited{false};
+    atomic<bool> m_unwaited{false};
 };
+using group_state = basic_group_state<>;
 
 // A task ended, thrown (out of line: task_group.cpp).
 void record_group_error(group_state& g) noexcept;
-// The ending task found it was the last with a waiter registered: wake it (task_group.cpp).
-void wake_group_waiter(group_state& g) noexcept;
+// The ending task found it was the last with a waiter registered: wake it. The waiter wrote
+// m_waiter before its release RMW that set k_waiting, which our acq_rel CAS read (through the
+// count's chain of RMWs). finish() is the last touch: the waiter may return and destroy the group
+// as soon as it sees it. Out of line in the runtime (task_group.cpp instantiates it).
+template <class Atomics>
+void wake_group_waiter(basic_group_state<Atomics>& g) noexcept {
+    (void)g.m_waiter->finish();
+}
+extern template void wake_group_waiter<std_atomics>(group_state& g) noexcept;
 
 // Takes one task off the count; the last one with a waiter wakes it. The last access to g unless
 // it wakes the waiter (docs/design/task-group.md#steps, step 2):
@@ -56,11 +73,13 @@ void wake_group_waiter(group_state& g) noexcept;
 //      that task's own end repeats step a, so this one is done.
 // acq_rel, both: release publishes the task's effects (and m_error) to the waiter's acquire of the
 // count; acquire pairs with the waiter's release RMW that set k_waiting after writing m_waiter.
-inline void finish_one(group_state& g) noexcept {
-    const std::uint64_t old = g.m_word.fetch_sub(group_state::k_one, std::memory_order_acq_rel);
-    if (old != (group_state::k_one | group_state::k_waiting)) [[likely]]
+template <class Atomics>
+inline void finish_one(basic_group_state<Atomics>& g) noexcept {
+    using state = basic_group_state<Atomics>;
+    const std::uint64_t old = g.m_word.fetch_sub(state::k_one, std::memory_order_acq_rel);
+    if (old != (state::k_one | state::k_waiting)) [[likely]]
         return;
-    std::uint64_t expected = group_state::k_waiting;
+    std::uint64_t expected = state::k_waiting;
     if (g.m_word.compare_exchange_strong(expected, 0, std::memory_order_acq_rel,
                                          std::memory_order_relaxed))
         wake_group_waiter(g);
