@@ -103,7 +103,8 @@ class relacy_atomic {
     using here = std::source_location;
 
 public:
-    relacy_atomic() = default;
+    // Value-initialised, as std::atomic's default constructor is (C++20).
+    relacy_atomic() : m_atomic(T()) {}
     relacy_atomic(T initial) : m_atomic(initial) {}
     relacy_atomic(const relacy_atomic&) = delete;
     relacy_atomic& operator=(const relacy_atomic&) = delete;

@@ -25,6 +25,8 @@
 #include <new>
 #include <utility>
 
+#include <forkjoin/extension.hpp>
+
 namespace fj::detail {
 
 // The unit of false sharing on the machines this runs on; elements are aligned to it so that two
@@ -68,8 +70,12 @@ private:
     F m_fn;
 };
 
-template <class T>
+// Atomics is the seam (docs/design/models.md): the model test runs this class under Relacy.
+template <class T, class Atomics = fj::ext::std_atomics>
 class per_thread_table {
+    template <class U>
+    using atomic = typename Atomics::template atomic<U>;
+
     // One alignas with the larger value: g++ 12 keeps only the last of several alignas.
     static constexpr std::size_t k_align = alignof(T) > k_cache_line ? alignof(T) : k_cache_line;
     struct alignas(k_align) element {
@@ -91,11 +97,13 @@ public:
             delete[] segment.load(std::memory_order_relaxed);
     }
 
-    T& local(bool& exists) {
-        const std::size_t slot = this_thread_slot();
+    T& local(bool& exists) { return local_at(this_thread_slot(), exists); }
+
+    // local() for the thread that holds number `slot` (the model test names its threads' numbers).
+    T& local_at(std::size_t slot, bool& exists) {
         const auto [k, offset] = locate(slot);
         // acquire: pairs with the release compare-exchange that published the segment.
-        if (std::atomic<element*>* segment = m_segments[k].load(std::memory_order_acquire)) {
+        if (atomic<element*>* segment = m_segments[k].load(std::memory_order_acquire)) {
             // acquire: pairs with the release store of the element into its slot (this thread's,
             // or a thread that held the same number before and has exited).
             if (element* e = segment[offset].load(std::memory_order_acquire)) {
@@ -115,7 +123,7 @@ public:
         while (e != nullptr)
             delete std::exchange(e, e->next);
         for (std::size_t k = 0; k < k_segments; ++k)
-            if (std::atomic<element*>* segment = m_segments[k].load(std::memory_order_relaxed))
+            if (atomic<element*>* segment = m_segments[k].load(std::memory_order_relaxed))
                 for (std::size_t o = 0; o < segment_size(k); ++o)
                     segment[o].store(nullptr, std::memory_order_relaxed);
         m_size.store(0, std::memory_order_relaxed);
@@ -192,10 +200,10 @@ private:
     }
 
     [[gnu::noinline]] T& create(std::size_t k, std::size_t offset) {
-        std::atomic<element*>* segment = m_segments[k].load(std::memory_order_acquire);
+        atomic<element*>* segment = m_segments[k].load(std::memory_order_acquire);
         if (segment == nullptr) {
             // value-initialised: every slot starts null.
-            auto fresh = std::make_unique<std::atomic<element*>[]>(segment_size(k));
+            auto fresh = std::make_unique<atomic<element*>[]>(segment_size(k));
             // acq_rel: release publishes the null slots to later readers; acquire, on failure,
             // sees the winner's.
             if (m_segments[k].compare_exchange_strong(
@@ -220,9 +228,9 @@ private:
     }
 
     std::unique_ptr<element_maker<T>> m_maker;
-    std::atomic<std::atomic<element*>*> m_segments[k_segments] = {};
-    std::atomic<element*> m_head{nullptr};
-    std::atomic<std::size_t> m_size{0};
+    atomic<atomic<element*>*> m_segments[k_segments] = {};
+    atomic<element*> m_head{nullptr};
+    atomic<std::size_t> m_size{0};
 };
 
 } // namespace fj::detail
