@@ -288,9 +288,14 @@ outcome check(search how, std::optional<mutation> mutant = std::nullopt) {
 } // namespace fj::model
 
 // The GoogleTest side of a model test: the scenario passes under `how`, and each mutant fails.
-#define FJ_EXPECT_MODEL_PASSES(result) EXPECT_TRUE((result).passed) << (result).report
+#define FJ_EXPECT_MODEL_PASSES(result)                                                             \
+    do {                                                                                           \
+        const ::fj::model::outcome fj_model_outcome = (result);                                    \
+        EXPECT_TRUE(fj_model_outcome.passed) << fj_model_outcome.report;                           \
+    } while (false)
 #define FJ_EXPECT_MODEL_REJECTS(result)                                                            \
     do {                                                                                           \
-        EXPECT_GT((result).mutations_applied, 0) << "the mutation matched no access";              \
-        EXPECT_FALSE((result).passed) << "the checker accepted the mutant";                        \
+        const ::fj::model::outcome fj_model_outcome = (result);                                    \
+        EXPECT_GT(fj_model_outcome.mutations_applied, 0) << "the mutation matched no access";      \
+        EXPECT_FALSE(fj_model_outcome.passed) << "the checker accepted the mutant";                \
     } while (false)
