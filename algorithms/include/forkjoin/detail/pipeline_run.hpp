@@ -11,6 +11,10 @@
 // the input stage's, which also guards the count of items in flight (admission and retirement).
 // Each is held for a few instructions and never across a user callable. The input stage is serial
 // by construction, so its lock orders nothing that is not already ordered.
+//
+// The run takes its task group and its mutex as template parameters (basic_pipeline_run; the
+// pipeline uses pipeline_run, fj::task_group and std::mutex), so that the model test
+// (test/model/pipeline_model_test.cpp) runs this code with a group and a mutex of its own.
 #pragma once
 
 #include "pipeline_stage.hpp"
@@ -33,10 +37,13 @@ namespace fj::detail {
 
 using stage_list = std::vector<std::shared_ptr<pipeline_stage>>;
 
-class pipeline_run {
+template <class Group = task_group, class Mutex = std::mutex>
+class basic_pipeline_run {
 public:
-    pipeline_run(scheduler& sched, std::size_t max_tokens, const stage_list& stages,
-                 std::stop_token stop)
+    // `sched` is what the group is made from: an fj::scheduler for fj::task_group.
+    template <class Scheduler>
+    basic_pipeline_run(Scheduler& sched, std::size_t max_tokens, const stage_list& stages,
+                       std::stop_token stop)
         : m_stages(stages), m_max_tokens(max_tokens), m_group(sched), m_stop(std::move(stop)) {
         for (const auto& s : m_stages) {
             m_layout.size = std::max(m_layout.size, s->out_size());
@@ -48,10 +55,10 @@ public:
                 m_serial[i] = std::make_unique<serial_stage>(m_stages[i]->mode());
     }
 
-    pipeline_run(const pipeline_run&) = delete;
-    pipeline_run& operator=(const pipeline_run&) = delete;
+    basic_pipeline_run(const basic_pipeline_run&) = delete;
+    basic_pipeline_run& operator=(const basic_pipeline_run&) = delete;
 
-    ~pipeline_run() {
+    ~basic_pipeline_run() {
         // Every task has ended (run() waited); what is left is parked tokens and spare ones.
         while (m_free != nullptr)
             pipeline_token::destroy(std::exchange(m_free, m_free->next));
@@ -77,7 +84,7 @@ public:
 
 private:
     struct canceller {
-        pipeline_run* run;
+        basic_pipeline_run* run;
         void operator()() const noexcept { run->stop_all(); }
     };
 
@@ -96,7 +103,7 @@ private:
     // workers at once.
     struct alignas(64) serial_stage {
         explicit serial_stage(filter_mode m) : in_order(m == filter_mode::serial_in_order) {}
-        std::mutex mutex;
+        Mutex mutex;
         bool in_order;
         bool busy = false;             // guarded by mutex: a token is inside the stage
         std::size_t next_seq = 0;      // guarded by mutex: in order, the seq whose turn it is
@@ -230,16 +237,18 @@ private:
     flow_control m_flow; // the input's; only the input role's holder touches it
     std::size_t m_next_seq = 0;
 
-    std::mutex m_input_mutex;
+    Mutex m_input_mutex;
     std::size_t m_in_flight = 0;      // guarded: tokens admitted and not retired
     bool m_input_idle = false;        // guarded: the role waits for a retirement
     pipeline_token* m_free = nullptr; // guarded: spare tokens, at most max_tokens in all
 
-    task_group m_group; // after the buffers: destroyed first (it has been waited for)
+    Group m_group; // after the buffers: destroyed first (it has been waited for)
     std::stop_token m_stop;
     // On its own cache line: read before every stage, written only to stop. The group's own
     // flag shares a line with its task count, which every task start and end writes.
     alignas(64) std::atomic<bool> m_stopping{false};
 };
+
+using pipeline_run = basic_pipeline_run<>;
 
 } // namespace fj::detail
