@@ -25,6 +25,10 @@ constexpr std::chrono::microseconds k_longest_period{64000};
 // without having started a task since the look before: a thread that takes a lock for a moment
 // is rarely caught twice in a row, and a rescue is only ever started when every thread is.
 constexpr std::uint32_t k_blocked_looks = 2;
+// A thread whose kernel state read running (a long task) is read again after this long at the
+// earliest, unless it starts a task meanwhile: a long loop costs the monitor at most one read
+// per thread per 16 ms, and a thread that blocks in the middle of a long task is found within it.
+constexpr std::chrono::microseconds k_running_reread{16000};
 
 } // namespace
 
@@ -88,7 +92,10 @@ rescuer::look rescuer::sample() {
     const bool work = work_visible(p);
     const bool need_runners = running_spares() > 0;
     census c = read_counters();
-    read_stalled_states(c, need_runners || (c.runners == 0 && !c.any_idle));
+    // While spares run, every look reads afresh: step 5 retires by the count of runners.
+    read_stalled_states(c, need_runners || (c.runners == 0 && !c.any_idle),
+                        need_runners ? std::chrono::steady_clock::time_point{}
+                                     : std::chrono::steady_clock::now());
 
     // Step 4: rescue. Queued work, nobody idle to take it, every thread blocked.
     if (work && !c.any_idle && c.serving > 0 && c.blocked == c.serving) {
@@ -137,9 +144,12 @@ rescuer::census rescuer::read_counters() noexcept {
             start != s.seen_start) { // a new spare in this slot: its history starts now
             s.seen_start = start;
             s.blocked_samples = 0;
+            s.running_read_at = {};
         }
         const bool progressed = tasks != s.last_tasks;
         s.last_tasks = tasks;
+        if (progressed)
+            s.running_read_at = {}; // a new task: what it does has not been read yet
         if (s.declared.load(std::memory_order_relaxed) != 0) {
             ++c.blocked;
         } else if (w.m_stats.sleeps.get() > w.m_stats.wakeups.get()) {
@@ -149,17 +159,19 @@ rescuer::census rescuer::read_counters() noexcept {
             ++c.runners;
             s.blocked_samples = 0;
         } else {
-            c.any_stalled = true;
             m_stalled.push_back(i); // capacity reserved: never allocates
         }
     }
     return c;
 }
 
-void rescuer::read_stalled_states(census& c, bool read_states) noexcept {
+void rescuer::read_stalled_states(census& c, bool read_states,
+                                  std::chrono::steady_clock::time_point now) noexcept {
     // A stalled thread whose state is not read counts as running: no rescue on a guess. One
     // found asleep in the kernel is only blocked at k_blocked_looks looks in a row, so a short
-    // kernel wait (a contended lock, a page fault) rarely passes for one (step 3).
+    // kernel wait (a contended lock, a page fault) rarely passes for one (step 3). One read
+    // running, in a task it has run since, is read again only k_running_reread later (`now`
+    // is the epoch when every state must be read afresh).
     for (const std::size_t i : m_stalled) {
         slot& s = m_slots[i];
         // acquire: pairs with on_thread_start()'s release.
@@ -167,12 +179,19 @@ void rescuer::read_stalled_states(census& c, bool read_states) noexcept {
         if (!read_states || tid == 0) {
             s.blocked_samples = 0; // unknown: counted as running (no rescue on a guess)
             ++c.runners;
+            ++c.unread;
+        } else if (now != std::chrono::steady_clock::time_point{} &&
+                   now - s.running_read_at < k_running_reread) {
+            ++c.runners; // read running in this task not long ago
         } else if (read_thread_state(tid) != kernel_thread_state::blocked) {
             s.blocked_samples = 0;
+            s.running_read_at = now;
             ++c.runners;
         } else if (++s.blocked_samples >= k_blocked_looks) {
             ++c.blocked;
-        } // else asleep in the kernel once so far: a suspect, neither running nor blocked yet
+        } else {
+            ++c.suspects; // asleep in the kernel once so far: neither running nor blocked yet
+        }
     }
 }
 
@@ -196,10 +215,13 @@ void rescuer::request_retirements(std::size_t slots, std::size_t surplus) noexce
 }
 
 rescuer::look rescuer::next_look(const census& c, bool work, bool need_runners) noexcept {
-    // Soon while queued work may be waiting for a stalled thread to count as blocked; calm while
-    // anything moves or might (each look wakes a thread on a busy machine); later while every
-    // thread is blocked with nothing queued, which only new work (on_inject) changes.
-    if (work && c.any_stalled)
+    // Soon while queued work may be waiting for a stalled thread to count as blocked: one found
+    // asleep in the kernel (a suspect), or one not read because another thread ran. Calm while
+    // anything moves or might (each look wakes a thread on a busy machine), which includes
+    // stalled threads read running: long tasks, whose states k_running_reread reads at most once
+    // per 16 ms. Later while every thread is blocked with nothing queued, which only new work
+    // (on_inject) changes.
+    if (work && (c.suspects > 0 || c.unread > 0))
         return look::soon;
     if (need_runners || c.runners > 0 || c.any_idle || work)
         return look::calm;

@@ -13,6 +13,7 @@
 #include "state/spare_hooks.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -105,11 +106,13 @@ private:
         std::atomic<std::uint64_t> starts{0};
         boost::thread thread; // spares only; guarded by m_mutex
         // The monitor's own (no other thread touches them): the start it last looked at, the
-        // tasks_run count then, and how many looks in a row found the thread asleep in the
-        // kernel without having started a task.
+        // tasks_run count then, how many looks in a row found the thread asleep in the kernel
+        // without having started a task, and when its kernel state last read running without
+        // a task started since (the epoch of steady_clock: not since its last task).
         std::uint64_t seen_start = 0;
         std::uint64_t last_tasks = 0;
         std::uint32_t blocked_samples = 0;
+        std::chrono::steady_clock::time_point running_read_at{};
     };
 
     // --- The monitor (monitor.cpp) ---
@@ -127,8 +130,13 @@ private:
         // The pool's slots, read once per look: the counters' pass and step 5 cover the same.
         std::size_t slots = 0;
         std::size_t serving = 0, blocked = 0, runners = 0;
-        bool any_idle = false;    // some thread asleep on the pool's event count
-        bool any_stalled = false; // some thread neither declared, idle, nor progressing
+        bool any_idle = false; // some thread asleep on the pool's event count
+        // Stalled threads (neither declared, idle, nor progressing) whose state this look did not
+        // read because another thread runs: the next look may have to.
+        std::size_t unread = 0;
+        // Stalled threads found asleep in the kernel, but at fewer than k_blocked_looks looks
+        // in a row: the ones whose next look decides whether they are blocked.
+        std::size_t suspects = 0;
     };
     // One look at the pool (steps 2-5).
     look sample();
@@ -139,8 +147,11 @@ private:
     // Step 3, first pass: every serving slot's counters, no system call. The stalled threads are
     // left in m_stalled for the second pass.
     census read_counters() noexcept;
-    // Step 3, second pass: the stalled threads, by their kernel state if read_states is set.
-    void read_stalled_states(census& c, bool read_states) noexcept;
+    // Step 3, second pass: the stalled threads, by their kernel state if read_states is set; a
+    // thread read running less than k_running_reread ago without starting a task since is
+    // counted running without a new read.
+    void read_stalled_states(census& c, bool read_states,
+                             std::chrono::steady_clock::time_point now) noexcept;
     // Step 5: asks `surplus` running spares among the first `slots` slots to retire.
     void request_retirements(std::size_t slots, std::size_t surplus) noexcept;
     // The pace of the looks after one that found c, with work queued or not and spares alive or
