@@ -177,6 +177,21 @@ private:
     rl::atomic<T> m_atomic;
 };
 
+// std::mutex's interface over Relacy's mutex, for a protocol that also takes its mutex as a
+// template parameter (the shared future's listener list, the pipeline's run).
+class relacy_mutex {
+public:
+    void lock(std::source_location where = std::source_location::current()) {
+        m_mutex.lock(info(where));
+    }
+    void unlock(std::source_location where = std::source_location::current()) {
+        m_mutex.unlock(info(where));
+    }
+
+private:
+    rl::mutex m_mutex;
+};
+
 // The atomics policy (see forkjoin/detail/atomics.hpp) the model tests instantiate protocols with.
 struct relacy_atomics {
     template <class T>

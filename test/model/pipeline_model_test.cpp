@@ -16,19 +16,7 @@
 
 namespace {
 
-// std::mutex's interface over Relacy's mutex, for the run's input and serial-stage locks.
-class relacy_mutex {
-public:
-    void lock(std::source_location where = std::source_location::current()) {
-        m_mutex.lock(fj::model::info(where));
-    }
-    void unlock(std::source_location where = std::source_location::current()) {
-        m_mutex.unlock(fj::model::info(where));
-    }
-
-private:
-    rl::mutex m_mutex;
-};
+using fj::model::relacy_mutex;
 
 // The tasks of one run: a stack under a Relacy mutex that every modelled thread takes tasks from,
 // and the count of tasks queued or running. Its lock orders a task's creation before its start,

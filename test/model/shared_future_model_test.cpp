@@ -13,19 +13,7 @@ using fj::model::access;
 using fj::model::mutant;
 using fj::model::relacy_atomics;
 
-// std::mutex's interface over Relacy's mutex, for the core's list.
-class relacy_mutex {
-public:
-    void lock(std::source_location where = std::source_location::current()) {
-        m_mutex.lock(fj::model::info(where));
-    }
-    void unlock(std::source_location where = std::source_location::current()) {
-        m_mutex.unlock(fj::model::info(where));
-    }
-
-private:
-    rl::mutex m_mutex;
-};
+using fj::model::relacy_mutex;
 
 using core_sync = fj::detail::basic_shared_core_sync<relacy_atomics, relacy_mutex>;
 
