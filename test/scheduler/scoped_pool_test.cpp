@@ -56,8 +56,9 @@ TEST_F(scoped_pool_test, outside_every_pool_the_free_functions_use_the_default_s
 
 TEST_F(scoped_pool_test, execute_inside_the_pool_calls_directly) {
     fj::scheduler pool(1);
-    // With one worker, a nested execute that queued and waited would still finish (the wait
-    // parks), but it runs in place: the same thread, no task.
+    // With one worker (whose calls from outside queue their root: docs/design/callers.md), a
+    // nested execute that queued and waited would still finish (the wait parks), but it runs in
+    // place: the same thread, no task.
     const auto tasks_before = pool.stats().total().tasks_run;
     const bool same_thread = pool.execute([&pool] {
         const auto outer = std::this_thread::get_id();

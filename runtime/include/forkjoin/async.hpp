@@ -29,11 +29,13 @@ inline scheduler& current_scheduler() {
 // What current_worker_index() returns on a thread that is not a worker of the current scheduler.
 inline constexpr std::size_t not_a_worker = static_cast<std::size_t>(-1);
 
-// The calling thread's index among the workers of the current scheduler (oneTBB's
+// The calling thread's index among the threads of the current scheduler (oneTBB's
 // this_task_arena::current_thread_index()): 0 .. worker_count() - 1 for its own workers, the
-// numbers after those for spare workers that the rescue of blocked pools starts, and
-// fj::not_a_worker on any other thread (outside every pool, or a worker of another pool helping
-// while it waits). A task that waits may resume on another worker: read it again after a wait.
+// numbers after those, below scheduler::worker_index_limit(), for spare workers that the rescue
+// of blocked pools starts and for threads outside the pool running their own call on it (a
+// caller keeps its number for the call: docs/design/callers.md), and fj::not_a_worker on any
+// other thread (outside every pool, or a worker of another pool helping while it waits). A task
+// that waits may resume on another worker: read it again after a wait.
 inline std::size_t current_worker_index() noexcept {
     const detail::worker* w = detail::current_worker();
     return (w != nullptr && w->m_pool == detail::current_pool()) ? w->m_index : not_a_worker;

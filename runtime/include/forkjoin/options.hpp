@@ -83,8 +83,18 @@ struct scheduler_options {
     // held by running (not blocked) tasks waits until one of them returns.
     bool share_cpu_budget = false;
 
+    // Threads outside the pool (main, any thread that is no worker of a pool) that may run a
+    // blocking parallel call on their own thread at once (docs/design/callers.md): execute(),
+    // join() and the algorithms called from outside run their root on the calling thread, which
+    // works as one of the pool's threads until its call returns, with a deque of its own that the
+    // workers steal from. Further callers queue their work and block, as every one does with 0,
+    // and as every call does in a pool of one worker (which runs one thread at a time). Each
+    // caller's slot is made the first time it is needed and kept; 0 to max_callers_limit.
+    std::size_t max_callers = 64;
+
     static constexpr std::chrono::microseconds max_spin_before_sleep{100'000};
     static constexpr std::size_t max_spare_workers_limit = 4096;
+    static constexpr std::size_t max_callers_limit = 4096;
     static constexpr std::size_t max_initial_deque_capacity = std::size_t{1} << 20;
 
     static constexpr std::size_t max_workers = 4096;

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "detail/callable_check.hpp"
+#include "detail/caller.hpp"
 #include "detail/fork_join.hpp"
 #include "detail/invoke.hpp"
 #include "detail/pool_core.hpp"
@@ -66,19 +67,32 @@ public:
         detail::reschedule_in(*m_pool, std::forward<Predicate>(done));
     }
 
-    // Runs fn() as a task of this pool, waits for it (off the pool the calling thread blocks; a
-    // task of another pool parks) and returns its result or rethrows its exception. Inside fn,
-    // this pool is the current scheduler, so free functions and algorithms without a scheduler
-    // argument run here (oneTBB's task_arena::execute, rayon's ThreadPool::install). Called from
-    // one of this pool's own tasks, it calls fn() directly. Throws std::invalid_argument for an
-    // empty callable and fj::scheduler_closed once shutdown() has begun, before anything runs.
+    // Runs fn() as a task of this pool, waits for it and returns its result or rethrows its
+    // exception. Inside fn, this pool is the current scheduler, so free functions and algorithms
+    // without a scheduler argument run here (oneTBB's task_arena::execute, rayon's
+    // ThreadPool::install). Called from one of this pool's own tasks, it calls fn() directly.
+    // Called outside every pool, the calling thread runs fn() itself as one of the pool's threads
+    // while the workers steal what it forks (docs/design/callers.md), or, with every caller's
+    // slot taken, queues it and blocks; a task of another pool queues it and parks. Throws
+    // std::invalid_argument for an empty callable and fj::scheduler_closed once shutdown() has
+    // begun, before anything runs.
     template <class F>
     detail::task_result_t<F> execute(F&& fn) {
         detail::check_callable(fn);
         if (detail::current_pool() == m_pool)
             return detail::invoke(fn);
+        if (detail::current_worker() == nullptr) {
+            detail::caller_scope caller(*m_pool);
+            if (caller.entered())
+                return detail::invoke(fn);
+        }
         return submit(std::forward<F>(fn)).get();
     }
+
+    // Every index fj::current_worker_index() gives a thread of this pool is below this: its
+    // workers', its spares' and its callers' slots (a per-thread scratch array of this size
+    // never overflows).
+    std::size_t worker_index_limit() const noexcept;
 
     // Runs one pending task of this scheduler on the calling thread, if there is one.
     bool try_run_one();

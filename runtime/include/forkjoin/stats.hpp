@@ -22,7 +22,8 @@ struct worker_stats {
     // State at the snapshot (for diagnosing a stall), not counters: not summed by total().
     std::uint64_t queued = 0; // tasks in this worker's deque
     bool asleep = false;      // on the event count (it went to sleep more often than it woke)
-    bool spare = false;       // a spare slot (index >= the pool's worker count)
+    bool spare = false;       // a spare's slot (the rescue of blocked pools)
+    bool caller = false;      // a caller's slot: outside threads that run their own calls
 
     worker_stats& operator+=(const worker_stats& o) noexcept;
 };

@@ -8,9 +8,10 @@
 namespace fj::detail {
 
 // Whether worker w takes a place in the budget: every worker of a pool that shares it, but no
-// spare (a spare stands in for a blocked worker).
+// spare (a spare stands in for a blocked worker) and no caller's slot (its thread is the caller's,
+// which runs whether or not the pool lets it).
 inline bool takes_cpu_place(const pool& p, const worker& w) noexcept {
-    return p.m_shares_cpu_budget && !is_spare(p, w);
+    return p.m_shares_cpu_budget && w.m_role == slot_role::worker;
 }
 
 // Waits for a place in the budget, if w takes one. A closing pool drains without one: its

@@ -81,6 +81,11 @@ void validate(const scheduler_options& o) {
                                "threads) and " +
                                std::to_string(scheduler_options::max_spare_workers_limit) +
                                ", not " + std::to_string(o.max_spare_workers));
+    if (o.max_callers > scheduler_options::max_callers_limit)
+        throw_invalid_argument("fj::scheduler: max_callers must be between 0 (every call from "
+                               "outside the pool queues its work and waits) and " +
+                               std::to_string(scheduler_options::max_callers_limit) + ", not " +
+                               std::to_string(o.max_callers));
 }
 
 // The options with the defaults resolved (the worker count, the trace file, whole-run profiling).
@@ -98,9 +103,12 @@ void start_workers(pool& p);
 
 pool::pool(fj::scheduler& handle, const scheduler_options& options, std::uint64_t id)
     : pool_core(handle, id, options.workers, asymmetric_barrier_available()), m_options(options),
-      m_workers(options.workers + options.max_spare_workers), m_generation(process_generation()) {
+      m_workers(options.workers + options.max_spare_workers + options.max_callers),
+      m_callers(options.max_callers), m_generation(process_generation()) {
     for (std::size_t i = 0; i < m_worker_count; ++i)
-        m_workers.add(std::make_unique<worker>(this, i, m_options.initial_deque_capacity));
+        m_workers.add([this](std::size_t index) {
+            return std::make_unique<worker>(this, index, m_options.initial_deque_capacity);
+        });
     m_active.store(static_cast<std::uint32_t>(m_worker_count), std::memory_order_relaxed);
     m_cgroup_limit = process_cgroup_cpu_limit();
     m_cpus.store(static_cast<std::uint32_t>(usable_cpus(affinity_cpu_count(), m_cgroup_limit)),
@@ -231,11 +239,7 @@ void destroy_pool(pool* p) noexcept {
 
 void inject(pool_core& core, task* t) {
     pool& p = pool_of(core);
-    if (p.m_generation != process_generation()) [[unlikely]]
-        throw_logic_error(
-            "fj::scheduler: used in the child of a fork(), but it was created before the fork and "
-            "its worker threads exist only in the parent. Create a new scheduler in the child "
-            "(fj::default_scheduler() and fj::async do this by themselves)");
+    refuse_in_forked_child(p);
     // Tasks of this pool (on its workers, or helping threads running one) may still submit while
     // it drains: they are counted active, so the pool cannot stop before their submissions run.
     const bool from_own_task = current_pool() == &p;

@@ -58,6 +58,10 @@ bool scheduler::is_closed() const noexcept {
     return detail::pool_of(*m_pool).is_closed();
 }
 
+std::size_t scheduler::worker_index_limit() const noexcept {
+    return detail::pool_of(*m_pool).m_workers.capacity();
+}
+
 bool scheduler::try_run_one() {
     return detail::try_run_one(detail::pool_of(*m_pool));
 }

@@ -25,7 +25,8 @@ scheduler_stats snapshot(const pool& p) {
                         c.migrations.get()};
         ws.queued = w.m_deque.size_hint();
         ws.asleep = ws.sleeps > ws.wakeups;
-        ws.spare = i >= p.m_worker_count;
+        ws.spare = w.m_role == slot_role::spare;
+        ws.caller = w.m_role == slot_role::caller;
         s.workers.push_back(ws);
     }
     s.closed = p.is_closed();

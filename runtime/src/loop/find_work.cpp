@@ -87,7 +87,10 @@ task* find_work(pool& p, worker& w, bool at_top_level) {
         if (task* t = take_resumable(w))
             return t;
     }
-    if (++w.m_tick % k_injection_period == 0) {
+    // A caller (docs/design/callers.md) takes no queued submission: one could be long and
+    // unrelated, and would keep its call from returning; the workers start them.
+    const bool takes_injected = w.m_role != slot_role::caller;
+    if (++w.m_tick % k_injection_period == 0 && takes_injected) {
         if (task* t = p.m_injected.try_pop())
             return taken_injected(w, t);
     }
@@ -99,8 +102,10 @@ task* find_work(pool& p, worker& w, bool at_top_level) {
         if (task* t = steal_from_others(p, &w, w.next_random(), at_top_level))
             return t;
     }
-    if (task* t = p.m_injected.try_pop())
-        return taken_injected(w, t);
+    if (takes_injected) {
+        if (task* t = p.m_injected.try_pop())
+            return taken_injected(w, t);
+    }
     return nullptr;
 }
 

@@ -6,6 +6,7 @@
 #include "loop/find_work.hpp"
 #include "parking/parking.hpp"
 #include "sleep/sleep.hpp"
+#include "state/active_count.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -109,6 +110,23 @@ void help_on_worker(pool& p, function_ref<bool()> done) {
     }
 }
 
+bool help_while_work(pool& p, function_ref<bool()> done) {
+    // About as long as a wake-up takes: a thief of ours that is about to fork gets the time to.
+    constexpr unsigned k_idle_rounds = 64;
+    for (unsigned idle_rounds = 0; idle_rounds < k_idle_rounds;) {
+        if (done())
+            return true;
+        worker& w = *current_worker(); // re-read after every task: migration-safe
+        if (task* t = find_work(p, w, false)) {
+            run_task(w, t);
+            idle_rounds = 0;
+            continue;
+        }
+        back_off(idle_rounds++);
+    }
+    return done();
+}
+
 namespace {
 
 void help_outside(pool& p, function_ref<bool()> done) {
@@ -160,7 +178,7 @@ bool run_one_outside(pool& p) {
         t->run();
         context().pool = saved;
     }
-    if (p.m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && p.is_closed())
+    if (leave_counted(p.m_active, p.m_injected))
         wake_all(p); // we may have been the last one awake: let the workers re-check
     return t != nullptr;
 }

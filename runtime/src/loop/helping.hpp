@@ -15,6 +15,9 @@ namespace fj::detail {
 bool run_own_until(function_ref<bool()> done);
 // On one of p's workers: runs its tasks (any it can find) until done() holds.
 void help_on_worker(pool& p, function_ref<bool()> done);
+// On one of p's threads: runs its tasks while there are any to take, until done() holds or none
+// has turned up for a short while; returns done().
+bool help_while_work(pool& p, function_ref<bool()> done);
 // Outside every pool: runs one task of p's, if there is one.
 bool run_one_outside(pool& p);
 // scheduler::try_run_one().

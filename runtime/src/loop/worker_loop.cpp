@@ -57,7 +57,7 @@ bool try_retire(pool& p, worker& w) noexcept {
 // stopped (closed, and every task finished: the termination invariant, state/pool.hpp) or, for a
 // spare, once it has retired.
 task* find_work_or_sleep(pool& p, worker& w) {
-    const bool spare = is_spare(p, w);
+    const bool spare = is_spare(w);
     bool idle_too_long = false;       // a spare slept k_spare_idle without finding work
     auto backstop = k_backstop_first; // a crowded pool's sleep timeout (crowding.hpp)
     for (;;) {

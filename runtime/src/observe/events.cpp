@@ -52,7 +52,7 @@ void start_observing(pool& p) {
     if (p.m_options.profile_whole_run)
         p.m_whole_run_profile = std::make_shared<profile_region>(); // counts itself
     p.m_trace = start_trace(p.m_options.trace_file, p.m_options.trace_events_per_worker, p.m_id,
-                            p.m_workers, p.m_options.max_spare_workers);
+                            p.m_workers, p.m_workers.capacity() - p.m_workers.size());
     if (p.m_trace != nullptr)
         observer_attached(); // before the workers start: they see it (thread creation orders)
 }
@@ -159,9 +159,9 @@ void on_sleep_end(worker& w) noexcept {
         w.m_trace->record(trace_kind::sleep_end);
 }
 
-void on_spare_slot_added(pool& p, worker& w) {
+void on_slot_added(pool& p, worker& w) {
     if (p.m_trace != nullptr)
-        trace_spare_slot(*p.m_trace, w);
+        trace_slot(*p.m_trace, w);
 }
 
 void on_spare_start(worker& w, spare_reason reason) noexcept {

@@ -40,10 +40,11 @@ void on_take_injected(worker& w, const task* t) noexcept;
 void on_sleep_begin(worker& w) noexcept;
 void on_sleep_end(worker& w) noexcept;
 
-// Spare workers (rescue.hpp). A new spare slot, before it joins the pool's worker set: its trace
-// buffer (throws std::bad_alloc). A spare's thread starts (recorded by the starter, before the
-// thread exists) and retires (recorded by the spare itself).
-void on_spare_slot_added(pool& p, worker& w);
+// A new slot (a spare's, rescue.hpp, or a caller's, callers.hpp), before it joins the pool's
+// worker set: its trace buffer (throws std::bad_alloc).
+void on_slot_added(pool& p, worker& w);
+// Spare workers (rescue.hpp): a spare's thread starts (recorded by the starter, before the thread
+// exists) and retires (recorded by the spare itself).
 void on_spare_start(worker& w, spare_reason reason) noexcept;
 void on_spare_retire(worker& w) noexcept;
 

@@ -32,10 +32,12 @@ struct trace_session {
     std::string path;
     std::uint64_t scheduler_id = 0;
     std::size_t events_per_worker = 0;
-    std::size_t workers = 0; // buffers beyond these are spare slots' (rescue.hpp)
-    // One per worker slot, by index; room reserved for every spare slot, so adding one never
-    // moves the others (read only after the threads are joined).
+    std::size_t workers = 0; // buffers beyond these are spares' and callers' slots
+    // One per worker slot, by index; room reserved for every slot the pool may add, so adding one
+    // never moves the others (read only after the threads are joined). Beside it, what each
+    // slot's track is called.
     std::vector<std::unique_ptr<trace_buffer>> buffers;
+    std::vector<const char*> track_names;
 };
 
 void trace_session_deleter::operator()(trace_session* session) const noexcept {
@@ -50,24 +52,28 @@ std::string trace_file_for(const scheduler_options& options) {
 
 trace_session_ptr start_trace(const std::string& path, std::size_t events_per_worker,
                               std::uint64_t scheduler_id, const worker_set& workers,
-                              std::size_t spare_slots) {
+                              std::size_t later_slots) {
     if (path.empty())
         return nullptr;
     (void)trace_epoch(); // fix the origin now, not at the first event
     trace_session_ptr session(
-        new trace_session{path, scheduler_id, events_per_worker, workers.size(), {}});
-    session->buffers.reserve(workers.size() + spare_slots);
-    for (std::size_t i = 0; i < workers.size(); ++i)
+        new trace_session{path, scheduler_id, events_per_worker, workers.size(), {}, {}});
+    session->buffers.reserve(workers.size() + later_slots);
+    session->track_names.reserve(workers.size() + later_slots);
+    for (std::size_t i = 0; i < workers.size(); ++i) {
         session->buffers.push_back(std::make_unique<trace_buffer>(events_per_worker));
+        session->track_names.push_back("worker ");
+    }
     for (std::size_t i = 0; i < workers.size(); ++i) // set only once nothing can throw
         workers[i].m_trace = session->buffers[i].get();
     return session;
 }
 
-void trace_spare_slot(trace_session& session, worker& w) {
+void trace_slot(trace_session& session, worker& w) {
     if (w.m_index != session.buffers.size())
         return; // slots are added in order; anything else is a bug upstream: leave it untraced
     session.buffers.push_back(std::make_unique<trace_buffer>(session.events_per_worker));
+    session.track_names.push_back(w.m_role == slot_role::caller ? "caller " : "spare ");
     w.m_trace = session.buffers.back().get();
 }
 
@@ -193,8 +199,8 @@ std::string serialize(const trace_session& session, const trace_counts& counts) 
                         std::to_string(session.workers) + " workers)\"}");
     for (std::size_t i = 0; i < session.buffers.size(); ++i) {
         append_metadata(out, "thread_name", pid, static_cast<long>(i),
-                        std::string("{\"name\":\"") + (i < session.workers ? "worker " : "spare ") +
-                            std::to_string(i) + "\"}");
+                        std::string("{\"name\":\"") + session.track_names[i] + std::to_string(i) +
+                            "\"}");
         append_metadata(out, "thread_sort_index", pid, static_cast<long>(i),
                         "{\"sort_index\":" + std::to_string(i) + "}");
     }

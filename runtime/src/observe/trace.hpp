@@ -25,13 +25,13 @@ using trace_session_ptr = std::unique_ptr<trace_session, trace_session_deleter>;
 std::string trace_file_for(const scheduler_options& options);
 
 // Starts tracing the given workers (sets each one's m_trace) into `path`, with room for
-// `spare_slots` more; null if `path` is empty. Throws std::bad_alloc.
+// `later_slots` more; null if `path` is empty. Throws std::bad_alloc.
 trace_session_ptr start_trace(const std::string& path, std::size_t events_per_worker,
                               std::uint64_t scheduler_id, const worker_set& workers,
-                              std::size_t spare_slots);
-// A spare slot, about to be added to the pool's worker set, gets its buffer (sets w.m_trace).
-// Throws std::bad_alloc.
-void trace_spare_slot(trace_session& session, worker& w);
+                              std::size_t later_slots);
+// A spare's or a caller's slot, about to be added to the pool's worker set, gets its buffer (sets
+// w.m_trace). Throws std::bad_alloc.
+void trace_slot(trace_session& session, worker& w);
 
 // After the workers have been joined: adds this scheduler's tracks to its trace file and rewrites
 // the file (every scheduler traced into the same file appears in it, as one process each). A file

@@ -17,9 +17,11 @@ namespace fj::detail {
 
 rescuer::rescuer(pool& p, std::size_t max_spares)
     : m_pool(p), m_workers(p.m_worker_count), m_max_spares(max_spares),
-      m_slots(std::make_unique<slot[]>(p.m_worker_count + max_spares)) {
+      m_slots(std::make_unique<slot[]>(p.m_workers.capacity())) {
+    // A slot per index of the pool's set: spares and callers' slots take indices in the order
+    // they are added. A caller's slot is never serving, so the monitor passes over it.
     m_free.reserve(max_spares);
-    m_stalled.reserve(p.m_worker_count + max_spares);
+    m_stalled.reserve(p.m_workers.capacity());
     for (std::size_t i = 0; i < m_workers; ++i)
         m_slots[i].serving.store(true, std::memory_order_relaxed); // before any thread starts
 }
@@ -55,7 +57,7 @@ void rescuer::stop() noexcept {
     if (m_monitor.joinable())
         m_monitor.join();
     // The workers have stopped, so every spare has seen m_stop or retired: each thread ends.
-    for (std::size_t i = m_workers; i < m_workers + m_max_spares; ++i)
+    for (std::size_t i = m_workers; i < m_pool.m_workers.capacity(); ++i)
         if (m_slots[i].thread.joinable())
             m_slots[i].thread.join();
 }
@@ -82,16 +84,22 @@ std::size_t rescuer::start_spare_locked(spare_reason reason) noexcept {
         return k_none;
     }
     const bool reuse = !m_free.empty();
-    const std::size_t index = reuse ? m_free.back() : p.m_workers.size();
-    slot& s = m_slots[index];
+    std::size_t index = reuse ? m_free.back() : k_none;
     try {
         if (reuse) {
-            s.thread.join(); // it has retired and is leaving: its last step was on_spare_retired
+            // It has retired and is leaving: its last step was on_spare_retired.
+            m_slots[index].thread.join();
         } else {
-            auto w = std::make_unique<worker>(&p, index, p.m_options.initial_deque_capacity);
-            on_spare_slot_added(p, *w); // trace mode: its buffer; throws std::bad_alloc
-            p.m_workers.add(std::move(w));
+            index = p.m_workers
+                        .add([&p](std::size_t i) {
+                            auto w = std::make_unique<worker>(
+                                &p, i, p.m_options.initial_deque_capacity, slot_role::spare);
+                            on_slot_added(p, *w); // trace mode: its buffer; throws bad_alloc
+                            return w;
+                        })
+                        .m_index;
         }
+        slot& s = m_slots[index];
         worker& w = p.m_workers[index];
         s.retire_requested.store(false, std::memory_order_relaxed);
         s.tid.store(0, std::memory_order_relaxed);
@@ -106,16 +114,18 @@ std::size_t rescuer::start_spare_locked(spare_reason reason) noexcept {
     } catch (const std::exception&) {
         // No thread: the slot stays (or becomes) free, and the count taken above is given back.
         // (A reused slot is still at the back of m_free; a new one joins it once added.)
-        s.serving.store(false, std::memory_order_relaxed);
-        if (!reuse && p.m_workers.size() > index)
-            m_free.push_back(index);
+        if (index != k_none) {
+            m_slots[index].serving.store(false, std::memory_order_relaxed);
+            if (!reuse)
+                m_free.push_back(index);
+        }
         leave_active(p);
         return k_none;
     }
     if (reuse)
         m_free.pop_back();
     ++m_running;
-    s.starts.fetch_add(1, std::memory_order_relaxed);
+    m_slots[index].starts.fetch_add(1, std::memory_order_relaxed);
     ++(reason == spare_reason::rescue ? m_rescues : m_handoffs);
     // A spare raises m_active like a wake-up does: arm the monitor the same way (step 2). We
     // hold m_mutex, so notify directly rather than through arm().

@@ -7,6 +7,7 @@
 #include "platform/cpu_quota.hpp"
 #include "platform/cpus.hpp"
 #include "sleep/crowding.hpp"
+#include "state/active_count.hpp"
 #include "state/spare_hooks.hpp"
 
 #include <forkjoin/detail/pool_core.hpp>
@@ -50,21 +51,21 @@ namespace {
 
 // A thread leaves the active count (going to sleep, or leaving the pool). `closed` was read
 // before the caller's last re-check of the queues found them empty. The last one out of a closed
-// pool with nothing parked stops it (the termination invariant, state/pool.hpp). Returns true if
-// it did.
-bool leave_active_after_recheck(pool& p, bool closed) noexcept {
-    // seq_cst: the termination invariant needs a single order of these decrements with the queue
-    // re-checks and the helpers' increments.
-    // A parked task is pending work too (docs/design/parking.md): it is counted in m_parked
-    // until a worker takes its record from a queue.
-    if (p.m_active.fetch_sub(1, std::memory_order_seq_cst) == 1 && closed &&
-        p.m_parked.load(std::memory_order_seq_cst) == 0) {
+// pool with nothing parked stops it (the termination invariant, state/pool.hpp), unless work
+// has appeared since its re-check: then it is counted again and goes to take it.
+last_out leave_active_after_recheck(pool& p, bool closed) noexcept {
+    // seq_cst (inside): the termination invariant needs a single order of these decrements with
+    // the queue re-checks and the helpers' increments. A parked task is pending work too
+    // (docs/design/parking.md): it is counted in m_parked until a worker takes its record from a
+    // queue.
+    const last_out out =
+        leave_after_recheck(p.m_active, closed, p.m_parked, [&p] { return work_visible(p); });
+    if (out == last_out::stops) {
         // Last one awake, nothing queued, nothing can come: stop everybody.
         p.m_stop.store(true, std::memory_order_release); // pairs with the acquire loads of m_stop
         wake_all(p);
-        return true;
     }
-    return false;
+    return out;
 }
 
 } // namespace
@@ -90,9 +91,15 @@ going_idle go_idle(pool& p) noexcept {
         return {idle_check::work_in_sight, key};
     }
     // 6. Leave the active count; the last one out of a closed, drained pool stops it.
-    if (leave_active_after_recheck(p, closed)) {
+    switch (leave_active_after_recheck(p, closed)) {
+    case last_out::stops:
         p.m_sleep.cancel_wait();
         return {idle_check::stopped_it, key};
+    case last_out::work_appeared: // counted again
+        p.m_sleep.cancel_wait();
+        return {idle_check::work_in_sight, key};
+    case last_out::not_last:
+        break;
     }
     return {idle_check::left, key};
 }

@@ -4,7 +4,8 @@
 // ends it, and is the one place that knows every mechanism (docs/design/index.md#the-map).
 //
 // Invariant (termination, docs/design/shutdown.md): m_active counts the workers that are not
-// asleep plus the helping threads inside run_one_outside(); m_parked counts parked tasks whose
+// asleep plus the helping threads inside run_one_outside() and the callers inside their calls
+// (callers/); m_parked counts parked tasks whose
 // records no active thread holds yet. A thread takes a task only while counted, and after the
 // close only counted threads add work (an outside submit is ordered before the close, and then
 // its item is in the injection queue, or after it, and then it is refused). So when the last
@@ -14,6 +15,8 @@
 #pragma once
 
 #include "platform/cpu_quota.hpp"
+#include "platform/process_generation.hpp"
+#include "state/caller_slots.hpp"
 #include "state/event_count.hpp"
 #include "state/injection_queue.hpp"
 #include "state/spare_hooks.hpp"
@@ -26,6 +29,7 @@
 #include <mutex>
 
 #include <forkjoin/detail/pool_core.hpp>
+#include <forkjoin/errors.hpp>
 #include <forkjoin/options.hpp>
 #include <forkjoin/stats.hpp>
 
@@ -53,8 +57,9 @@ struct pool final : pool_core {
 
     bool is_closed() const noexcept { return m_injected.is_closed(); }
 
-    scheduler_options m_options; // as given, with the defaults resolved
-    worker_set m_workers;
+    scheduler_options m_options;      // as given, with the defaults resolved
+    worker_set m_workers;             // workers, then spares' and callers' slots as they are made
+    caller_slots m_callers;           // outside threads running their own calls (callers/)
     injection_queue<task> m_injected; // also holds the closed flag
     event_count m_sleep{m_sleepers};
     alignas(128) std::atomic<std::uint32_t> m_active{0}; // workers/helpers not asleep
@@ -100,9 +105,19 @@ inline const pool& pool_of(const pool_core& p) noexcept {
     return static_cast<const pool&>(p);
 }
 
-// Spare workers (rescue/) serve the slots past the pool's worker count.
-inline bool is_spare(const pool& p, const worker& w) noexcept {
-    return w.m_index >= p.m_worker_count;
+// A pool made before a process fork() has no workers in the child: its use there is refused
+// before anything is queued or run.
+inline void refuse_in_forked_child(const pool& p) {
+    if (p.m_generation != process_generation()) [[unlikely]]
+        throw_logic_error(
+            "fj::scheduler: used in the child of a fork(), but it was created before the fork and "
+            "its worker threads exist only in the parent. Create a new scheduler in the child "
+            "(fj::default_scheduler() and fj::async do this by themselves)");
+}
+
+// Spare workers (rescue/) serve slots past the pool's worker count (so do callers: callers/).
+inline bool is_spare(const worker& w) noexcept {
+    return w.m_role == slot_role::spare;
 }
 
 } // namespace fj::detail

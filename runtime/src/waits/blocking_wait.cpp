@@ -53,8 +53,15 @@ void wait_plain(completion& c) {
         if (try_park(c)) // stolen and still running: park; the worker goes on
             return;
         w = current_worker(); // re-read: run_own_until may have moved us
-        help_on_worker(pool_of(*w->m_pool), ready);
-        return;
+        if (w->m_role != slot_role::caller) {
+            help_on_worker(pool_of(*w->m_pool), ready);
+            return;
+        }
+        // A caller (docs/design/callers.md) runs on its own thread's stack, so nothing it runs
+        // parks: it helps while there is work to take, then blocks as a thread outside the pool
+        // does, instead of spinning beside the workers for the rest of the wait.
+        if (help_while_work(pool_of(*w->m_pool), ready))
+            return;
     }
     blocking_waiter record;
     if (!c.try_register(&record))

@@ -128,10 +128,7 @@ void parallel_for_each_tasks(scheduler& sched, It first, It last, const std::sto
         for_each_tasks<It, Fn> tasks(sched, stop, fn);
         tasks.run(std::move(first), std::move(last));
     };
-    if (sched.on_worker_thread())
-        walk();
-    else
-        sched.submit(walk).get(); // the walk is a task of the pool, as the loops are
+    sched.execute(walk); // the walk is a task of the pool, as the loops are
 }
 
 } // namespace fj::detail

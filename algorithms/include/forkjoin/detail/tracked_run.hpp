@@ -25,7 +25,7 @@ R run_tracked(const char* who, fj::scheduler& sched, const std::stop_token& stop
         std::stop_callback on_stop(stop, [&failure]() noexcept { failure.cancel(); });
         if (empty || failure.limit() == 0)
             return none;
-        return sched.on_worker_thread() ? work() : sched.submit(work).get();
+        return sched.execute(work); // from outside: the calling thread runs it with the pool
     };
     R result = run_all();
     failure.rethrow_if_failed(who);

@@ -9,6 +9,7 @@
 
 #include "../future.hpp"
 #include "callable_check.hpp"
+#include "caller.hpp"
 #include "current.hpp"
 #include "future_state.hpp"
 #include "join_task.hpp"
@@ -103,6 +104,23 @@ future<task_result_t<F>> fork_in(pool_core& p, F&& fn) {
 template <class A, class B>
 using join_in_result_t = join_result_t<std::invoke_result_t<A&>, std::invoke_result_t<B&>>;
 
+template <class A, class B>
+join_in_result_t<A, B> join_plain(pool_core& p, A& a, B& b);
+
+// A join called off p's workers: outside every pool, the calling thread runs it as one of p's
+// threads (caller.hpp); otherwise (a task of another pool, or no caller's slot free) the whole
+// join runs as one task of p, so both branches and everything they fork take the fast path, and
+// the caller waits for it.
+template <class A, class B>
+[[gnu::noinline]] join_in_result_t<A, B> join_outside(pool_core& p, A& a, B& b) {
+    if (current_worker() == nullptr) {
+        caller_scope caller(p);
+        if (caller.entered())
+            return join_plain(p, a, b);
+    }
+    return submit_to(p, [&] { return join_plain(p, a, b); }).get();
+}
+
 // join without observers. always_inline: join inlined whole into its caller before the observed
 // path existed, and must still (its cost per join is the runtime's headline number); without the
 // attribute GCC keeps this one instantiation, called from join_in and from its own outside path,
@@ -114,11 +132,8 @@ template <class A, class B>
     check_callable(a);
     check_callable(b);
     worker* w = own_worker(p);
-    if (w == nullptr) {
-        // Not on this pool: run the whole join as one task there, so both branches and everything
-        // they fork take the fast path, and wait for it.
-        return submit_to(p, [&] { return join_plain(p, a, b); }).get();
-    }
+    if (w == nullptr) [[unlikely]]
+        return join_outside(p, a, b);
     join_task<std::remove_reference_t<B>> task_b(b);
     push_local(p, *w, &task_b);
     w->m_stats.forks.bump();

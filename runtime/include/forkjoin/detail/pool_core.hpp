@@ -60,6 +60,14 @@ inline worker* own_worker(const pool_core& p) noexcept {
 // Appends t to p's injection queue and wakes a sleeper; throws fj::scheduler_closed (or
 // std::logic_error in the child of a process fork) before t is queued.
 void inject(pool_core& p, task* t);
+// A thread outside every pool runs a blocking call's root as one of p's threads
+// (docs/design/callers.md): enter_as_caller() gives it a caller's slot for the call and returns
+// the slot's number, or npos when none is free (the call then queues its root); throws
+// fj::scheduler_closed once p has begun to shut down. leave_as_caller() ends the call: what it
+// forked and did not join goes to p's injection queue, and the thread's current pool is `outer`
+// again.
+std::size_t enter_as_caller(pool_core& p);
+void leave_as_caller(pool_core& p, std::size_t slot, pool_core* outer) noexcept;
 // Wakes one sleeping worker of p, if one sleeps.
 void wake_one_sleeper(pool_core& p) noexcept;
 // reschedule_until's slow path: run other tasks (p's, when the caller is outside every pool)

@@ -39,13 +39,20 @@ struct worker_counters {
 struct pool_core;
 class trace_buffer;
 
+// What a pool's slot serves: one of the workers the pool was asked for, a spare the rescue of
+// blocked pools starts (docs/design/rescue.md), or a thread outside the pool that runs its own
+// parallel call (docs/design/callers.md). Every slot's deque is open to thieves alike.
+enum class slot_role : unsigned char { worker, spare, caller };
+
 struct alignas(128) worker {
-    worker(pool_core* pool, std::size_t index, std::size_t deque_capacity)
-        : m_pool(pool), m_index(index), m_rng(0x9e3779b97f4a7c15ull * (index + 1)),
+    worker(pool_core* pool, std::size_t index, std::size_t deque_capacity,
+           slot_role role = slot_role::worker)
+        : m_pool(pool), m_index(index), m_role(role), m_rng(0x9e3779b97f4a7c15ull * (index + 1)),
           m_deque(deque_capacity) {}
 
     pool_core* const m_pool; // the pool it works for
     const std::size_t m_index;
+    const slot_role m_role;
     std::uint64_t m_rng = 0; // xorshift state for victim selection
     std::uint32_t m_tick =
         0; // tasks taken; every k_injection_period-th look starts at the injection queue
