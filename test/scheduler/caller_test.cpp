@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <stop_token>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -251,6 +252,18 @@ TEST_P(caller_test, a_worker_of_another_pool_calls_in) {
     EXPECT_TRUE(inner_on_pool);
     EXPECT_EQ(fib15, 610);
     EXPECT_EQ(caller_slots_in(pool.stats()), 0u); // no worker of `other` took a caller's slot
+}
+
+TEST(caller_options, max_callers_out_of_range_is_refused) {
+    fj::scheduler_options o;
+    o.workers = 2;
+    o.max_callers = fj::scheduler_options::max_callers_limit + 1;
+    try {
+        fj::scheduler pool(o);
+        ADD_FAILURE() << "accepted max_callers beyond the limit";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("max_callers"), std::string::npos) << e.what();
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(workers, caller_test, fj_test::worker_counts(),
