@@ -74,9 +74,10 @@ task* find_work_or_sleep(pool& p, worker& w) {
         //    work, so give that one the CPU instead (yield), look once more and sleep.
         const auto idle_since = std::chrono::steady_clock::now();
         const std::uint32_t cpus = current_cpus(p, idle_since);
-        const bool crowded = p.m_worker_count > cpus;
+        const std::size_t threads = threads_running_tasks(p);
+        const bool crowded = threads > cpus;
         task* found = nullptr;
-        if (crowded && awake_workers(p.m_worker_count, p.m_sleepers.waiters()) > cpus) {
+        if (crowded && awake_workers(threads, p.m_sleepers.waiters()) > cpus) {
             std::this_thread::yield();
             found = find_work(p, w, true);
         } else {

@@ -20,7 +20,10 @@ namespace fj::detail {
 
 // Workers that are not between prepare_wait() and leaving the event count (the caller among
 // them when it is not waiting). `waiters` may count spare workers too: then fewer are reported
-// awake than are, which errs towards waking.
+// awake than are, which errs towards waking. `workers` counts the threads outside the pool
+// inside their own calls too (docs/design/callers.md): they run tasks beside the workers and
+// never wait on the event count, so a pool of P workers with one caller inside is crowded on P
+// CPUs, and a caller's pushes wake only P - 1 of its workers.
 constexpr std::size_t awake_workers(std::size_t workers, std::uint32_t waiters) noexcept {
     return waiters < workers ? workers - waiters : 0;
 }

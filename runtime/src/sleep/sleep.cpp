@@ -31,8 +31,9 @@ void wake_for_work(pool& p, pusher who) noexcept {
     // sleeper would only take a CPU from one of them. A worker that pushed is awake and takes the
     // item itself (its join pops it, its loop looks at its own deque and slot first); a sleeper's
     // timed sleep covers a pusher that blocks in the kernel first.
-    if (who == pusher::own_worker && awake_fill_cpus(p.m_worker_count, p.m_sleepers.waiters(),
-                                                     p.m_cpus.load(std::memory_order_relaxed)))
+    if (who == pusher::own_worker &&
+        awake_fill_cpus(threads_running_tasks(p), p.m_sleepers.waiters(),
+                        p.m_cpus.load(std::memory_order_relaxed)))
         return;
     p.m_sleep.notify_one();
 }
