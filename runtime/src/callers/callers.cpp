@@ -35,7 +35,7 @@ std::size_t claim(pool& p) {
     if (const std::size_t k = p.m_callers.claim_made(hint); k != caller_slots::k_none)
         return k;
     // Every made slot is held: make one (the pool's worker set has room for all of them).
-    return p.m_callers.claim_new([&p]() -> worker& {
+    const std::size_t k = p.m_callers.claim_new([&p]() -> worker& {
         return p.m_workers.add([&p](std::size_t index) {
             auto w = std::make_unique<worker>(&p, index, p.m_options.initial_deque_capacity,
                                               slot_role::caller);
@@ -43,6 +43,11 @@ std::size_t claim(pool& p) {
             return w;
         });
     });
+    // A new slot: workers asleep without a timeout go back to sleep with one (worker_loop.cpp),
+    // now that a caller's push may skip waking them (docs/design/callers.md). Once per slot.
+    if (k != caller_slots::k_none)
+        wake_all(p);
+    return k;
 }
 
 } // namespace

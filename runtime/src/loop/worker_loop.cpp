@@ -110,8 +110,12 @@ task* find_work_or_sleep(pool& p, worker& w) {
             return nullptr;
         if (idle.outcome == idle_check::work_in_sight)
             continue;
+        // A pool that runs callers' calls sleeps like a crowded one whenever a caller would crowd
+        // it: a caller's push may have skipped waking us (sleep/crowding.hpp) while its caller
+        // then blocks in the kernel (docs/design/callers.md).
+        const bool timed = crowded || p.m_worker_count + p.m_callers.made() > cpus;
         const std::chrono::milliseconds timeout = spare            ? k_spare_idle
-                                                  : crowded        ? backstop
+                                                  : timed          ? backstop
                                                   : w.m_index == 0 ? k_idle_block_release_period
                                                                    : std::chrono::milliseconds{0};
         const slept s = sleep_until_woken(p, w, idle.key, timeout);
@@ -120,7 +124,7 @@ task* find_work_or_sleep(pool& p, worker& w) {
         if (spare && std::chrono::steady_clock::now() >= s.began + k_spare_idle)
             idle_too_long = true;
         // An idle crowded pool backs off its timed looks; queued work brings them back.
-        const bool timed_out = !spare && crowded && s.timed_out;
+        const bool timed_out = !spare && timed && s.timed_out;
         backstop = timed_out && !work_visible(p) ? next_backstop(backstop) : k_backstop_first;
     }
 }

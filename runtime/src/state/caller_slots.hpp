@@ -57,6 +57,9 @@ public:
         return k;
     }
 
+    // The slots made so far (relaxed: a hint for the sleepers' timeout, worker_loop.cpp).
+    std::size_t made() const noexcept { return m_made.load(std::memory_order_relaxed); }
+
     // Precondition: slot k was claimed by the calling thread.
     worker& slot(std::size_t k) const noexcept { return *m_entries[k].slot; }
 
