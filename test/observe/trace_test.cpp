@@ -47,6 +47,7 @@ struct trace_summary {
     std::map<std::string, std::uint64_t> slices;   // B events by name
     std::map<std::string, std::uint64_t> instants; // i events by name
     std::set<std::int64_t> worker_tracks;          // tids with a thread_name
+    std::set<std::string> track_names;             // their names
     std::string process_name;
 };
 
@@ -65,8 +66,10 @@ std::map<std::int64_t, trace_summary> check_trace(const json::value& doc) {
         if (ph == "M") {
             if (name == "process_name")
                 by_pid[pid].process_name = e.at("args").at("name").string;
-            if (name == "thread_name")
+            if (name == "thread_name") {
                 by_pid[pid].worker_tracks.insert(static_cast<std::int64_t>(e.at("tid").number));
+                by_pid[pid].track_names.insert(e.at("args").at("name").string);
+            }
             continue;
         }
         const std::pair track{pid, static_cast<std::int64_t>(e.at("tid").number)};
@@ -180,6 +183,39 @@ INSTANTIATE_TEST_SUITE_P(trace, trace_modes,
                              return std::to_string(info.param.workers) + "_workers_" +
                                     (info.param.parking ? "parking" : "helping");
                          });
+
+// A thread outside the pool running its own calls (docs/design/callers.md) has a track of its
+// own, named for its caller's slot, whose tasks and steals are counted with the rest.
+TEST(trace, a_caller_has_its_own_track) {
+    fj_test::watchdog dog(fj_test::current_test_name());
+    const std::string path = temp_trace_path("caller");
+    fj::scheduler_options options;
+    options.workers = 2;
+    options.trace_file = path;
+    fj::scheduler_stats stats;
+    {
+        fj::scheduler pool(options);
+        for (int i = 0; i < 5; ++i) {
+            EXPECT_EQ(pool.execute([] { return fib_join(14); }), 377);
+            fj::parallel_for(pool, 0, 1000, [](int) {});
+        }
+        pool.shutdown();
+        stats = pool.stats();
+    }
+    const json::value doc = json::parse(read_file(path));
+    const auto by_pid = check_trace(doc);
+    std::size_t callers = 0;
+    for (const fj::worker_stats& w : stats.workers)
+        callers += w.caller ? 1 : 0;
+    EXPECT_EQ(callers, 1u);
+    for (const auto& [pid, summary] : by_pid) {
+        if (pid == 0)
+            continue;
+        expect_matches_stats(summary, stats);
+        EXPECT_EQ(summary.track_names.count("caller 2"), 1u); // after workers 0 and 1
+    }
+    std::filesystem::remove(path);
+}
 
 // Parked tasks reopen their slices where they resume: many waits on stolen children that take a
 // while, so parks and migrations are frequent.
