@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <stop_token>
 #include <string>
@@ -279,15 +280,17 @@ void busy(int us) {
 }
 
 // Runs the loop `calls` times with one affinity_partitioner; true once a call sent every piece
-// to the worker that ran it in the call before. Each piece waits (up to 200 ms) until every
-// worker has started one, so that a late worker finds its own pieces still there.
+// to the thread that ran it in the call before. Each piece waits (up to 200 ms) until as many
+// threads as the pool has workers have started one (workers, or, for a call from outside, the
+// caller and the workers it wakes: docs/design/callers.md), so that a late one finds its own
+// pieces still there.
 template <class Loop>
 bool some_replay_sends_every_piece_home(Loop loop, std::size_t workers, int calls) {
     fj::affinity_partitioner ap;
     std::map<std::size_t, std::size_t> before;
     for (int call = 0; call < calls; ++call) {
         std::map<std::size_t, std::size_t> now;
-        std::vector<bool> arrived(workers, false);
+        std::set<std::size_t> arrived;
         std::atomic<std::size_t> arrivals{0};
         std::mutex lock;
         loop(ap, [&](std::size_t piece) {
@@ -295,10 +298,8 @@ bool some_replay_sends_every_piece_home(Loop loop, std::size_t workers, int call
             {
                 std::lock_guard<std::mutex> hold(lock);
                 now[piece] = w;
-                if (w < workers && !arrived[w]) {
-                    arrived[w] = true;
+                if (arrived.insert(w).second)
                     arrivals.fetch_add(1);
-                }
             }
             const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
             while (arrivals.load() < workers && std::chrono::steady_clock::now() < until)
