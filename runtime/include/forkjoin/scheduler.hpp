@@ -81,11 +81,9 @@ public:
         detail::check_callable(fn);
         if (detail::current_pool() == m_pool)
             return detail::invoke(fn);
-        if (detail::current_worker() == nullptr) {
-            detail::caller_scope caller(*m_pool);
-            if (caller.entered())
-                return detail::invoke(fn);
-        }
+        detail::caller_scope caller(*m_pool); // enters only from outside every pool
+        if (caller.entered())
+            return detail::invoke(fn);
         return submit(std::forward<F>(fn)).get();
     }
 

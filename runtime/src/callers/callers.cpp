@@ -81,7 +81,6 @@ std::size_t enter_as_caller(pool_core& core) {
     }
     t_last_pool = p.m_id;
     t_last_slot = k;
-    p.m_callers_inside.fetch_add(1, std::memory_order_relaxed); // a hint: pool.hpp
     // 4. From here the thread is the slot's worker: forks push onto its deque, joins pop it,
     //    waits help (a caller's stack is its own: its tasks never park), and its own pool is the
     //    current one.
@@ -118,7 +117,6 @@ void leave_as_caller(pool_core& core, std::size_t k, pool_core* outer) noexcept 
     context().w = nullptr;
     context().pool = outer;
     p.m_callers.release(k);
-    p.m_callers_inside.fetch_sub(1, std::memory_order_relaxed);
     // 7. Uncounted last: from here the pool may stop.
     uncount(p);
 }

@@ -92,10 +92,14 @@ bool stack_headroom_low() noexcept {
 
 } // namespace
 
-void help_on_worker(pool& p, function_ref<bool()> done) {
-    for (unsigned idle_rounds = 0;;) {
+namespace {
+
+// Runs p's tasks on the calling worker until done() holds or, with a bound, `max_idle_rounds`
+// looks in a row found nothing (0: no bound); returns done().
+bool help_for(pool& p, function_ref<bool()> done, unsigned max_idle_rounds) {
+    for (unsigned idle_rounds = 0; max_idle_rounds == 0 || idle_rounds < max_idle_rounds;) {
         if (done())
-            return;
+            return true;
         if (stack_headroom_low()) { // wait without nesting more (see k_help_headroom)
             back_off(idle_rounds++);
             continue;
@@ -108,23 +112,18 @@ void help_on_worker(pool& p, function_ref<bool()> done) {
         }
         back_off(idle_rounds++);
     }
+    return done();
+}
+
+} // namespace
+
+void help_on_worker(pool& p, function_ref<bool()> done) {
+    help_for(p, done, 0); // until done
 }
 
 bool help_while_work(pool& p, function_ref<bool()> done) {
     // About as long as a wake-up takes: a thief of ours that is about to fork gets the time to.
-    constexpr unsigned k_idle_rounds = 64;
-    for (unsigned idle_rounds = 0; idle_rounds < k_idle_rounds;) {
-        if (done())
-            return true;
-        worker& w = *current_worker(); // re-read after every task: migration-safe
-        if (task* t = find_work(p, w, false)) {
-            run_task(w, t);
-            idle_rounds = 0;
-            continue;
-        }
-        back_off(idle_rounds++);
-    }
-    return done();
+    return help_for(p, done, 64);
 }
 
 namespace {

@@ -6,7 +6,7 @@
 // Invariant: a slot is held by at most one thread at a time: `busy` is set by the exchange that
 // claims it and cleared by the release that ends the call. The release/acquire pair also hands the
 // slot's owner-only state (the deque's owner end, its block cache, its counters) from one holder
-// to the next.
+// to the next. held() counts the slots claimed and not yet released.
 #pragma once
 
 #include <atomic>
@@ -33,10 +33,10 @@ public:
         // acquire: pairs with claim_new()'s release; the entries below the count are complete.
         const std::size_t made = m_made.load(std::memory_order_acquire);
         if (hint < made && try_claim(hint))
-            return hint;
+            return claimed(hint);
         for (std::size_t k = 0; k < made; ++k)
             if (try_claim(k))
-                return k;
+                return claimed(k);
         return k_none;
     }
 
@@ -54,11 +54,16 @@ public:
         m_entries[k].busy.store(true, std::memory_order_relaxed);
         // release: pairs with claim_made()'s acquire.
         m_made.store(k + 1, std::memory_order_release);
-        return k;
+        return claimed(k);
     }
 
     // The slots made so far (relaxed: a hint for the sleepers' timeout, worker_loop.cpp).
     std::size_t made() const noexcept { return m_made.load(std::memory_order_relaxed); }
+
+    // The callers inside their calls now, for the crowding rules (pool.hpp,
+    // threads_running_tasks). relaxed: a hint, as the CPU count is; a stale value costs a wake-up
+    // or a spin, never a task (a crowded pool's sleepers sleep with the backstop timeout).
+    std::size_t held() const noexcept { return m_held.load(std::memory_order_relaxed); }
 
     // Precondition: slot k was claimed by the calling thread.
     worker& slot(std::size_t k) const noexcept { return *m_entries[k].slot; }
@@ -67,6 +72,7 @@ public:
         // release: pairs with the next holder's acquire exchange (try_claim): everything this
         // holder did with the slot happens before the next one uses it.
         m_entries[k].busy.store(false, std::memory_order_release);
+        m_held.fetch_sub(1, std::memory_order_relaxed); // a hint: held()
     }
 
 private:
@@ -75,6 +81,11 @@ private:
         worker* slot = nullptr; // written once, before the count that publishes it
         std::atomic<bool> busy{false};
     };
+
+    std::size_t claimed(std::size_t k) noexcept {
+        m_held.fetch_add(1, std::memory_order_relaxed); // a hint: held()
+        return k;
+    }
 
     bool try_claim(std::size_t k) noexcept {
         std::atomic<bool>& busy = m_entries[k].busy;
@@ -87,6 +98,7 @@ private:
     std::unique_ptr<entry[]> m_entries;
     const std::size_t m_capacity;
     std::atomic<std::size_t> m_made{0};
+    std::atomic<std::size_t> m_held{0};
     std::mutex m_grow; // claim_new() only: making a slot is rare
 };
 

@@ -63,12 +63,7 @@ struct pool final : pool_core {
     injection_queue<task> m_injected; // also holds the closed flag
     event_count m_sleep{m_sleepers};
     alignas(128) std::atomic<std::uint32_t> m_active{0}; // workers/helpers not asleep
-    // Threads outside the pool inside their own calls (callers/): they run the pool's tasks
-    // beside its workers, so the crowding rules count them with the awake workers
-    // (sleep/crowding.hpp). relaxed: a hint, as the CPU count is; a stale value costs a wake-up
-    // or a spin, never a task (a crowded pool's sleepers sleep with the backstop timeout).
-    std::atomic<std::uint32_t> m_callers_inside{0};
-    std::atomic<bool> m_stop{false}; // set once: all work done after close
+    std::atomic<bool> m_stop{false};                     // set once: all work done after close
     std::atomic<std::uint64_t> m_outside_rng{0x9e3779b97f4a7c15ull};
     std::uint64_t m_generation = 0; // the process fork() generation it was created in (#fork)
     std::unique_ptr<thread_group> m_threads;
@@ -110,10 +105,11 @@ inline const pool& pool_of(const pool_core& p) noexcept {
     return static_cast<const pool&>(p);
 }
 
-// The threads that may run the pool's tasks now, for the crowding rules: its workers and the
-// callers inside their calls (spares stand in for blocked workers and are not counted).
+// The threads that may run the pool's tasks now, for the crowding rules (sleep/crowding.hpp): its
+// workers and the callers inside their calls, which run its tasks beside them (spares stand in
+// for blocked workers and are not counted).
 inline std::size_t threads_running_tasks(const pool& p) noexcept {
-    return p.m_worker_count + p.m_callers_inside.load(std::memory_order_relaxed);
+    return p.m_worker_count + p.m_callers.held();
 }
 
 // A pool made before a process fork() has no workers in the child: its use there is refused

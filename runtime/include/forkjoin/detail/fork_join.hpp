@@ -113,11 +113,9 @@ join_in_result_t<A, B> join_plain(pool_core& p, A& a, B& b);
 // the caller waits for it.
 template <class A, class B>
 [[gnu::noinline]] join_in_result_t<A, B> join_outside(pool_core& p, A& a, B& b) {
-    if (current_worker() == nullptr) {
-        caller_scope caller(p);
-        if (caller.entered())
-            return join_plain(p, a, b);
-    }
+    caller_scope caller(p); // enters only from outside every pool
+    if (caller.entered())
+        return join_plain(p, a, b);
     return submit_to(p, [&] { return join_plain(p, a, b); }).get();
 }
 
