@@ -280,10 +280,10 @@ void busy(int us) {
 }
 
 // Runs the loop `calls` times with one affinity_partitioner; true once a call sent every piece
-// to the thread that ran it in the call before. Each piece waits (up to 200 ms) until as many
-// threads as the pool has workers have started one (workers, or, for a call from outside, the
-// caller and the workers it wakes: docs/design/callers.md), so that a late one finds its own
-// pieces still there.
+// to the worker that ran it in the call before. Each piece waits (up to 200 ms) until every worker
+// has started one, so that a late one finds its own pieces still there. The test calls the loop
+// from a task of the pool, so the threads that take part are exactly its workers; a call from
+// outside also runs on its caller, with whichever workers it wakes (docs/design/affinity.md).
 template <class Loop>
 bool some_replay_sends_every_piece_home(Loop loop, std::size_t workers, int calls) {
     fj::affinity_partitioner ap;
@@ -319,24 +319,30 @@ TEST_P(partitioner_test, an_affinity_partitioner_sends_each_piece_back_to_its_wo
     const int piece_us = fj_test::k_sanitized ? 2'000 : 500;
     EXPECT_TRUE(some_replay_sends_every_piece_home(
         [&](fj::affinity_partitioner& ap, auto record) {
-            fj::parallel_for(
-                pool, fj::blocked_range<std::size_t>{0, 64},
-                [&](const fj::blocked_range<std::size_t>& r) {
-                    record(r.begin());
-                    busy(piece_us);
-                },
-                ap);
+            pool.submit([&] {
+                    fj::parallel_for(
+                        pool, fj::blocked_range<std::size_t>{0, 64},
+                        [&](const fj::blocked_range<std::size_t>& r) {
+                            record(r.begin());
+                            busy(piece_us);
+                        },
+                        ap);
+                })
+                .get();
         },
         workers(), 20));
     EXPECT_TRUE(some_replay_sends_every_piece_home(
         [&](fj::affinity_partitioner& ap, auto record) {
-            fj::parallel_for(
-                pool, span_range{0, 64, 1},
-                [&](const span_range& r) {
-                    record(r.lo);
-                    busy(piece_us);
-                },
-                ap);
+            pool.submit([&] {
+                    fj::parallel_for(
+                        pool, span_range{0, 64, 1},
+                        [&](const span_range& r) {
+                            record(r.lo);
+                            busy(piece_us);
+                        },
+                        ap);
+                })
+                .get();
         },
         workers(), 20));
 }
