@@ -2,17 +2,22 @@
 #pragma once
 
 #include <forkjoin/async.hpp>
+#include <forkjoin/barrier.hpp>
 #include <forkjoin/blocked_range.hpp>
 #include <forkjoin/blocked_range2d.hpp>
 #include <forkjoin/blocked_range3d.hpp>
 #include <forkjoin/blocking.hpp>
+#include <forkjoin/channel.hpp>
 #include <forkjoin/combinable.hpp>
+#include <forkjoin/condition_variable.hpp>
 #include <forkjoin/enumerable_thread_specific.hpp>
 #include <forkjoin/errors.hpp>
 #include <forkjoin/feeder.hpp>
 #include <forkjoin/flatten2d.hpp>
 #include <forkjoin/future.hpp>
 #include <forkjoin/grain.hpp>
+#include <forkjoin/latch.hpp>
+#include <forkjoin/mutex.hpp>
 #include <forkjoin/options.hpp>
 #include <forkjoin/parallel_for.hpp>
 #include <forkjoin/parallel_invoke.hpp>
@@ -25,8 +30,10 @@
 #include <forkjoin/promise.hpp>
 #include <forkjoin/range.hpp>
 #include <forkjoin/scheduler.hpp>
+#include <forkjoin/semaphore.hpp>
 #include <forkjoin/shared_future.hpp>
 #include <forkjoin/stats.hpp>
 #include <forkjoin/task_group.hpp>
+#include <forkjoin/this_task.hpp>
 #include <forkjoin/when_all.hpp>
 #include <forkjoin/when_any.hpp>

@@ -39,6 +39,13 @@ public:
     using std::logic_error::logic_error;
 };
 
+// Thrown by fj::channel's send() on a closed channel (including a sender that was waiting when
+// close() was called), and by a second close(): as Go panics, a program error.
+class channel_closed : public std::logic_error {
+public:
+    using std::logic_error::logic_error;
+};
+
 namespace detail {
 [[noreturn]] void throw_invalid_argument(const std::string& message);
 [[noreturn]] void throw_logic_error(const std::string& message);
@@ -54,6 +61,8 @@ std::exception_ptr broken_promise_error() noexcept;
 // `who` names the call a stop request ended ("fj::parallel_for", ...).
 [[noreturn]] void throw_operation_cancelled(const char* who);
 std::exception_ptr task_cancelled_error() noexcept;
+// `what` names the call: "send" or "close".
+[[noreturn]] void throw_channel_closed(const char* what);
 } // namespace detail
 
 } // namespace fj

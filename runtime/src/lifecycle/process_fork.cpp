@@ -16,6 +16,7 @@
 #include "lifecycle/pool_registry.hpp"
 #include "memory/central_pool.hpp"
 #include "platform/process_generation.hpp"
+#include "sync/timers.hpp"
 
 #include <pthread.h>
 
@@ -49,6 +50,7 @@ void after_fork_in_parent() noexcept {
 void after_fork_in_child() noexcept {
     advance_process_generation();
     cpu_budget::replace_in_child(); // the parent's holders and sleepers are not here
+    timers::replace_in_child();     // nor its timer thread
     unlock_guard_registry();        // locked by this very thread in before_fork()
     unlock_central_pool();
     unlock_pool_registry();

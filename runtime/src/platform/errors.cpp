@@ -56,4 +56,8 @@ std::exception_ptr task_cancelled_error() noexcept {
     }
 }
 
+void throw_channel_closed(const char* what) {
+    throw channel_closed(std::string("fj::channel::") + what + ": the channel is closed");
+}
+
 } // namespace fj::detail

@@ -8,39 +8,14 @@
 // is the producer's last touch (docs/design/completion.md).
 #include "loop/helping.hpp"
 #include "parking/parking.hpp"
+#include "waits/blocking_waiter.hpp"
 
 #include <chrono>
-#include <condition_variable>
 #include <mutex>
 
 #include <forkjoin/detail/wait.hpp>
 
 namespace fj::detail {
-namespace {
-
-struct blocking_waiter : waiter {
-    std::mutex mutex;
-    std::condition_variable woken_cv;
-    bool woken = false; // guarded by mutex
-
-    blocking_waiter() { m_wake = &wake; }
-
-    static void wake(waiter* w) noexcept {
-        auto* self = static_cast<blocking_waiter*>(w);
-        // Notify under the lock: the waiter cannot return (and destroy the record) before we
-        // release it, and releasing a mutex its next owner may destroy is allowed by POSIX.
-        std::lock_guard lock(self->mutex);
-        self->woken = true;
-        self->woken_cv.notify_one();
-    }
-
-    void wait_woken() {
-        std::unique_lock lock(mutex);
-        woken_cv.wait(lock, [&] { return woken; });
-    }
-};
-
-} // namespace
 
 void wait_plain(completion& c) {
     if (worker* w = current_worker()) {

@@ -1,0 +1,67 @@
+// fj::mutex: a mutex whose waiters are tasks, not threads. A task that finds it locked parks
+// (its worker runs other work) and resumes owning it; off the pool, and where a task may not
+// park, lock() blocks the thread as std::mutex's does. Named and used as std::mutex
+// (std::lock_guard, std::unique_lock, std::scoped_lock), plus try_lock_for / try_lock_until.
+//
+// Fairness: once anyone waits, unlock() hands the mutex to the oldest waiter, and lock() /
+// try_lock() by others fail to barge past it: waiters are served in arrival order and none
+// starves. Uncontended, lock() and unlock() are one compare-exchange each.
+// Unlike std::mutex, it may be unlocked by another thread than the one that locked it: a task
+// that parked while holding it may resume on another worker. docs/sync.md; the protocol:
+// docs/design/sync.md.
+#pragma once
+
+#include <chrono>
+
+#include <forkjoin/detail/mutex_protocol.hpp>
+#include <forkjoin/detail/sync_waiter.hpp>
+
+namespace fj {
+
+class mutex {
+public:
+    constexpr mutex() noexcept = default;
+    mutex(const mutex&) = delete;
+    mutex& operator=(const mutex&) = delete;
+    // Destroying a mutex that a task or thread waits for is a bug: reported, then std::abort().
+    ~mutex();
+
+    void lock() {
+        if (!m_protocol.try_lock())
+            lock_slow();
+    }
+
+    // Fails while the mutex is locked or anyone waits for it.
+    bool try_lock() noexcept { return m_protocol.try_lock(); }
+
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
+        return try_lock() ||
+               lock_slow_until(std::chrono::steady_clock::now() +
+                               std::chrono::ceil<std::chrono::steady_clock::duration>(timeout));
+    }
+
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+        return try_lock() || lock_slow_until(std::chrono::steady_clock::now() +
+                                             std::chrono::ceil<std::chrono::steady_clock::duration>(
+                                                 deadline - Clock::now()));
+    }
+
+    void unlock() {
+        if (!m_protocol.try_unlock())
+            unlock_slow(); // a waiter is queued: hand the mutex over
+    }
+
+private:
+    void lock_slow();
+    bool lock_slow_until(std::chrono::steady_clock::time_point deadline);
+    void unlock_slow();
+
+    detail::mutex_protocol<> m_protocol;
+};
+
+// std::timed_mutex's name, for code that ports by renaming: fj::mutex has the timed members.
+using timed_mutex = mutex;
+
+} // namespace fj

@@ -1,0 +1,70 @@
+// fj::condition_variable (forkjoin/condition_variable.hpp; docs/design/sync.md#steps, step 7).
+// A queue of waiters under m_lock: a waiter is queued before it releases the user's lock, so a
+// notify made after that (under the user's lock or not) finds it queued. Whoever takes a waiter
+// out of the queue (a notify, its deadline, its stop request) is the one who releases it.
+#include <forkjoin/condition_variable.hpp>
+
+namespace fj {
+
+condition_variable::~condition_variable() {
+    if (!m_waiters.empty())
+        detail::report_destroyed_with_waiters("fj::condition_variable");
+}
+
+void condition_variable::enqueue(detail::sync_waiter& w) {
+    std::lock_guard guard(m_lock);
+    m_waiters.push_back(w);
+}
+
+void condition_variable::notify_one() noexcept {
+    detail::sync_waiter* w = nullptr;
+    {
+        std::lock_guard guard(m_lock);
+        if (m_waiters.empty())
+            return;
+        w = &m_waiters.pop_front();
+        w->outcome = detail::wait_outcome::granted;
+    }
+    detail::release(*w);
+}
+
+void condition_variable::notify_all() noexcept {
+    detail::waiter_queue all;
+    {
+        std::lock_guard guard(m_lock);
+        all = m_waiters.take_all();
+        for (detail::sync_waiter* w = all.front(); w != nullptr; w = w->next)
+            w->outcome = detail::wait_outcome::granted;
+    }
+    detail::release_all(all);
+}
+
+void condition_variable::wake_one_waiter(detail::sync_waiter& w) noexcept {
+    {
+        std::lock_guard guard(m_lock);
+        if (w.outcome != detail::wait_outcome::queued)
+            return; // notified or timed out already
+        m_waiters.unlink(w);
+        w.outcome = detail::wait_outcome::granted;
+    }
+    detail::release(w);
+}
+
+void condition_variable::wait_queued_until(detail::sync_waiter& w,
+                                           std::chrono::steady_clock::time_point deadline) {
+    if (deadline == std::chrono::steady_clock::time_point::max()) {
+        detail::wait_released(w);
+        return;
+    }
+    detail::withdraw_with withdraw([this](detail::sync_waiter& waiter) noexcept {
+        std::lock_guard guard(m_lock);
+        if (waiter.outcome != detail::wait_outcome::queued)
+            return false;
+        m_waiters.unlink(waiter);
+        waiter.outcome = detail::wait_outcome::timed_out;
+        return true;
+    });
+    detail::wait_released_until(w, deadline, withdraw);
+}
+
+} // namespace fj

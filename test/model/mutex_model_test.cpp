@@ -1,0 +1,122 @@
+// fj::mutex's protocol (runtime/include/forkjoin/detail/mutex_protocol.hpp) under Relacy: lockers
+// that take the fast path, queue and are handed the mutex, or time out, against owners that
+// unlock fast or hand over. The critical sections never overlap and each sees the previous one's
+// write (a plain variable: an overlap or a missing acquire/release is a data race), every queued
+// waiter is handed the mutex or withdraws (a lost hand-over spins forever: Relacy reports it),
+// and at the end the mutex is free with nobody queued. docs/design/sync.md#model.
+#include "model/model_support.hpp"
+
+#include <forkjoin/detail/mutex_protocol.hpp>
+
+namespace {
+
+using fj::model::access;
+using fj::model::mutant;
+using fj::model::relacy_atomics;
+
+using protocol = fj::detail::mutex_protocol<relacy_atomics, fj::model::relacy_mutex>;
+using waiter = protocol::waiter;
+
+// fj::mutex::lock(), with the wait as a spin on the waiter's completion (the runtime parks or
+// blocks on it; either ends at the same finish()).
+void lock(protocol& m) {
+    if (m.try_lock())
+        return;
+    waiter w;
+    if (m.take_or_queue(w))
+        return;
+    while (!w.released.is_ready())
+        relacy_atomics::yield_thread();
+    RL_ASSERT(w.outcome == fj::detail::wait_outcome::granted);
+}
+
+// fj::mutex::try_lock_for() that times out at once if queued: withdraw, or, when the hand-over
+// took the waiter first, wait for it and own the mutex. True if it got the mutex.
+bool lock_or_give_up(protocol& m) {
+    if (m.try_lock())
+        return true;
+    waiter w;
+    if (m.take_or_queue(w))
+        return true;
+    if (m.withdraw(w)) {
+        RL_ASSERT(w.outcome == fj::detail::wait_outcome::timed_out);
+        return false;
+    }
+    while (!w.released.is_ready())
+        relacy_atomics::yield_thread();
+    RL_ASSERT(w.outcome == fj::detail::wait_outcome::granted);
+    return true;
+}
+
+void unlock(protocol& m) {
+    if (m.try_unlock())
+        return;
+    if (waiter* next = m.hand_over())
+        fj::detail::release(*next);
+}
+
+// Three threads each lock, increment, unlock. GiveUp: thread 2 gives up if it has to queue.
+template <bool GiveUp>
+struct mutex_scenario : rl::test_suite<mutex_scenario<GiveUp>, 3> {
+    protocol m;
+    rl::var<int> counter;
+    int got = 0;
+
+    void before() { counter($) = 0; }
+
+    void thread(unsigned index) {
+        if (GiveUp && index == 2) {
+            if (!lock_or_give_up(m))
+                return;
+        } else {
+            lock(m);
+        }
+        counter($) = counter($) + 1;
+        ++got; // under the mutex too (Relacy runs one thread at a time: a plain int is enough)
+        unlock(m);
+    }
+
+    void after() {
+        RL_ASSERT(counter($) == got);
+        RL_ASSERT(got == (GiveUp ? counter($) : 3));
+        RL_ASSERT(!m.has_waiters());
+        RL_ASSERT(m.try_lock()); // free
+    }
+};
+
+const fj::model::search k_bound{rl::sched_bound, 3, 0};
+
+TEST(mutex_model, three_lockers) {
+    FJ_EXPECT_MODEL_PASSES(fj::model::check<mutex_scenario<false>>(k_bound));
+}
+
+TEST(mutex_model, two_lockers_and_one_that_times_out) {
+    FJ_EXPECT_MODEL_PASSES(fj::model::check<mutex_scenario<true>>(k_bound));
+}
+
+constexpr auto acquire = std::memory_order::acquire;
+constexpr auto release = std::memory_order::release;
+constexpr auto relaxed = std::memory_order::relaxed;
+
+class mutex_mutants : public testing::TestWithParam<mutant> {};
+
+TEST_P(mutex_mutants, are_rejected) {
+    FJ_EXPECT_MODEL_REJECTS(fj::model::check<mutex_scenario<true>>(k_bound, GetParam().change));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    weakened_orders, mutex_mutants,
+    testing::Values(
+        // The fast lock does not see the previous critical section's write.
+        mutant{"fast_lock_relaxed", {"::try_lock(", access::compare_exchange, acquire, relaxed}},
+        // The fast unlock does not publish the critical section.
+        mutant{"fast_unlock_relaxed",
+               {"::try_unlock(", access::compare_exchange, release, relaxed}},
+        // The slow lock that finds the mutex free does not see the last owner's write.
+        mutant{"slow_take_relaxed",
+               {"::take_or_queue(", access::compare_exchange, acquire, relaxed}},
+        // The unlock that finds its waiter gone (timed out) does not publish.
+        mutant{"emptied_unlock_relaxed", {"::hand_over(", access::store, release, relaxed}}),
+    fj::model::mutant_name);
+
+} // namespace
