@@ -20,6 +20,9 @@
 #include <utility>
 #include <vector>
 
+#include <forkjoin/latch.hpp>
+#include <forkjoin/this_task.hpp>
+
 namespace {
 
 namespace json = fj_test::json;
@@ -214,6 +217,47 @@ TEST(trace, a_caller_has_its_own_track) {
         expect_matches_stats(summary, stats);
         EXPECT_EQ(summary.track_names.count("caller 2"), 1u); // after workers 0 and 1
     }
+    std::filesystem::remove(path);
+}
+
+// A park on a task-parking primitive names it (docs/sync.md), and is counted in sync_parks.
+TEST(trace, a_park_on_a_primitive_names_it) {
+    fj_test::watchdog dog(fj_test::current_test_name());
+    const std::string path = temp_trace_path("primitives");
+    fj::scheduler_options options;
+    options.workers = 2;
+    options.trace_file = path;
+    fj::scheduler_stats stats;
+    {
+        fj::scheduler pool(options);
+        if (!pool.stats().parking)
+            GTEST_SKIP() << "parking is off (FJ_PARKING=0)";
+        fj::latch meet(4);
+        std::vector<fj::future<void>> tasks;
+        for (int i = 0; i < 4; ++i)
+            tasks.push_back(pool.submit([&] {
+                meet.arrive_and_wait();
+                fj::this_task::sleep_for(std::chrono::milliseconds(1));
+            }));
+        for (auto& t : tasks)
+            EXPECT_TRUE(fj_test::get_void(t));
+        pool.shutdown();
+        stats = pool.stats();
+    }
+    const std::string text = read_file(path);
+    (void)check_trace(json::parse(text));
+    auto count = [&](const std::string& needle) {
+        std::size_t n = 0;
+        for (std::size_t at = text.find(needle); at != std::string::npos;
+             at = text.find(needle, at + 1))
+            ++n;
+        return n;
+    };
+    const std::size_t latch_parks = count("\"on\":\"fj::latch\"");
+    const std::size_t sleep_parks = count("\"on\":\"fj::this_task::sleep\"");
+    EXPECT_GE(latch_parks, 1u); // the first three to arrive wait (the last may find it open)
+    EXPECT_EQ(sleep_parks, 4u);
+    EXPECT_EQ(stats.total().sync_parks, latch_parks + sleep_parks);
     std::filesystem::remove(path);
 }
 

@@ -32,6 +32,7 @@ TEST(fj_mutex, tasks_waiting_for_a_held_mutex_park_and_leave_their_workers_free)
         EXPECT_TRUE(fj_test::spin_until([&] { return started.load() == 20; }));
         fj_test::expect_parks_reach(pool, 20);
         EXPECT_EQ(fj_test::spares_started(pool), 0u);
+        EXPECT_EQ(pool.stats().total().sync_parks, 20u); // each parked on the mutex
     }
     m.unlock();
     for (auto& t : tasks)

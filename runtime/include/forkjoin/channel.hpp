@@ -56,7 +56,7 @@ public:
             w.payload = &value;
             m_senders.push_back(w);
         }
-        detail::wait_released(w);
+        detail::wait_released(w, detail::park_reason::channel);
         if (w.outcome == detail::wait_outcome::closed)
             detail::throw_channel_closed("send");
     }
@@ -86,7 +86,7 @@ public:
             w.payload = &result;
             m_receivers.push_back(w);
         }
-        detail::wait_released(w);
+        detail::wait_released(w, detail::park_reason::channel);
         return result; // empty if close() released us
     }
 

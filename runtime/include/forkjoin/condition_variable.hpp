@@ -35,7 +35,8 @@ public:
         detail::sync_waiter w;
         enqueue(w); // before unlocking: a notify after our unlock finds us queued
         lock.unlock();
-        relock_after(lock, [&] { detail::wait_released(w); });
+        relock_after(lock,
+                     [&] { detail::wait_released(w, detail::park_reason::condition_variable); });
     }
 
     template <class Lock, class Predicate>

@@ -22,7 +22,7 @@ scheduler_stats snapshot(const pool& p) {
         worker_stats ws{c.tasks_run.get(),     c.forks.get(),          c.steals.get(),
                         c.failed_steals.get(), c.injected_taken.get(), c.sleeps.get(),
                         c.wakeups.get(),       c.parks.get(),          c.resumes.get(),
-                        c.migrations.get()};
+                        c.migrations.get(),    c.sync_parks.get()};
         ws.queued = w.m_deque.size_hint();
         ws.asleep = ws.sleeps > ws.wakeups;
         ws.spare = w.m_role == slot_role::spare;
@@ -59,6 +59,7 @@ worker_stats& worker_stats::operator+=(const worker_stats& o) noexcept {
     sleeps += o.sleeps;
     wakeups += o.wakeups;
     parks += o.parks;
+    sync_parks += o.sync_parks;
     resumes += o.resumes;
     migrations += o.migrations;
     return *this;
@@ -77,7 +78,7 @@ std::ostream& operator<<(std::ostream& out, const scheduler_stats& stats) {
             << " steals=" << w.steals << " failed_steals=" << w.failed_steals
             << " injected_taken=" << w.injected_taken << " sleeps=" << w.sleeps
             << " wakeups=" << w.wakeups << " parks=" << w.parks << " resumes=" << w.resumes
-            << " migrations=" << w.migrations;
+            << " migrations=" << w.migrations << " sync_parks=" << w.sync_parks;
     };
     for (std::size_t i = 0; i < stats.workers.size(); ++i) {
         const worker_stats& w = stats.workers[i];

@@ -174,12 +174,12 @@ void on_spare_retire(worker& w) noexcept {
         w.m_trace->record(trace_kind::spare_retire);
 }
 
-parked_observation on_park(worker& w) noexcept {
+parked_observation on_park(worker& w, park_reason why) noexcept {
     parked_observation parked;
     parked.active = true;
     // This thread stops running the task's open slices here; they reopen where it resumes.
     if (w.m_trace != nullptr)
-        parked.open_slices = w.m_trace->suspend_slices();
+        parked.open_slices = w.m_trace->suspend_slices(static_cast<std::uint32_t>(why));
     // The profiler's frames live on the parked stack: they leave with it and come back wherever
     // it resumes; the fresh loop fiber starts outside any frame.
     parked.frames = std::exchange(context().profile, nullptr);

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include <forkjoin/detail/observe.hpp>
+#include <forkjoin/detail/park_reason.hpp>
 #include <forkjoin/options.hpp>
 
 namespace fj::detail {
@@ -55,7 +56,7 @@ struct parked_observation {
     std::uint32_t open_slices = 0;
     profile_frame* frames = nullptr;
 };
-parked_observation on_park(worker& w) noexcept;
+parked_observation on_park(worker& w, park_reason why) noexcept;
 void on_resume(worker& w, const parked_observation& parked, std::size_t parked_on) noexcept;
 
 } // namespace fj::detail

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include <forkjoin/detail/park_reason.hpp>
 #include <forkjoin/detail/worker.hpp>
 
 namespace fj::detail {
@@ -87,6 +88,29 @@ trace_counts count_trace_events(const trace_session& session) noexcept {
 }
 
 namespace {
+
+// The primitive a park event waits on (park_reason, past `result`), as the trace names it.
+const char* primitive_name(std::uint32_t why) noexcept {
+    switch (static_cast<park_reason>(why)) {
+    case park_reason::result:
+        return "result";
+    case park_reason::mutex:
+        return "fj::mutex";
+    case park_reason::condition_variable:
+        return "fj::condition_variable";
+    case park_reason::latch:
+        return "fj::latch";
+    case park_reason::barrier:
+        return "fj::barrier";
+    case park_reason::semaphore:
+        return "fj::counting_semaphore";
+    case park_reason::channel:
+        return "fj::channel";
+    case park_reason::sleep:
+        return "fj::this_task::sleep";
+    }
+    return "?";
+}
 
 // Chrome's "ts" is in microseconds; a fraction keeps the nanoseconds.
 void append_timestamp(std::string& out, std::uint64_t ns) {
@@ -168,7 +192,12 @@ void append_track(std::string& out, std::uint64_t pid, std::size_t tid, const tr
             append_event(out, "i", "injected", pid, tid, e.ns);
             break;
         case trace_kind::park:
-            append_event(out, "i", "park", pid, tid, e.ns);
+            if (e.arg == 0) {
+                append_event(out, "i", "park", pid, tid, e.ns);
+            } else {
+                std::snprintf(args, sizeof args, "{\"on\":\"%s\"}", primitive_name(e.arg));
+                append_event(out, "i", "park", pid, tid, e.ns, args);
+            }
             break;
         case trace_kind::resume:
             std::snprintf(args, sizeof args, "{\"parked_on\":%u}", e.arg);

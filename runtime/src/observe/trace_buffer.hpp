@@ -18,7 +18,8 @@ enum class trace_kind : std::uint8_t {
     take_injected, // the next task came from the injection queue
     sleep_begin,   // the worker sleeps on the event count: opens a "sleep" slice
     sleep_end,     // ... and woke up
-    park,          // the running task parked on its fiber (its slices close: suspend_slices)
+    park,          // the running task parked on its fiber (its slices close: suspend_slices);
+                   // arg = what it waits for (park_reason)
     resume,        // a parked task continues here (its slices reopen); arg = where it parked
     spare_start,   // this spare slot's thread starts; arg = spare_reason (rescue.hpp)
     spare_retire,  // ... and leaves the pool
@@ -66,9 +67,9 @@ public:
 
     // The running task parks: its open slices end here (the worker goes on with other work, on a
     // fresh fiber, at depth 0). Returns how many, for resume_slices().
-    std::uint32_t suspend_slices() noexcept {
+    std::uint32_t suspend_slices(std::uint32_t why) noexcept {
         const std::uint32_t open = m_open;
-        record(trace_kind::park);
+        record(trace_kind::park, why);
         for (std::uint32_t i = 0; i < open; ++i)
             record(trace_kind::task_end);
         m_open = 0;

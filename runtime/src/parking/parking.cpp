@@ -242,7 +242,7 @@ struct fiber_runtime {
     // Queuing the record is enqueue's last touch of anything on the parked stack (the record,
     // the closures, their captures): from then on that stack may be resumed elsewhere.
     template <class Enqueue>
-    static bool park_with(pool& s, Enqueue&& enqueue) {
+    static bool park_with(pool& s, park_reason why, Enqueue&& enqueue) {
         worker* w = current_worker();
         fiber_info* next_info = nullptr;
         const context_handle next = try_make_loop_fiber(s, next_info);
@@ -255,11 +255,13 @@ struct fiber_runtime {
         rec.info = context().fiber;
         rec.parked_on = w->m_index;
         w->m_stats.parks.bump();
+        if (why != park_reason::result)
+            w->m_stats.sync_parks.bump();
         // After the checks that can refuse the park: the observers set aside what they follow
         // of this task (trace slices, profiler frames) until it resumes.
         parked_observation observation;
         if (observed()) [[unlikely]]
-            observation = on_park(*w);
+            observation = on_park(*w, why);
         // seq_cst: counted before this worker can go idle, in the order the last idle worker
         // reads it (termination invariant).
         s.m_parked.fetch_add(1, std::memory_order_seq_cst);
@@ -281,9 +283,9 @@ struct fiber_runtime {
         return true;
     }
 
-    static bool park(completion& c) {
+    static bool park(completion& c, park_reason why) {
         pool* s = may_park();
-        return s != nullptr && park_with(*s, [&c](park_record& rec) {
+        return s != nullptr && park_with(*s, why, [&c](park_record& rec) {
                    if (!c.try_register(&rec))
                        wake(&rec); // ready meanwhile: queue it now
                });
@@ -298,7 +300,7 @@ struct fiber_runtime {
         pool* s = may_park();
         // Runs on the fresh loop fiber of the same worker, before its loop starts: the list is
         // this worker's own (touched by no other thread), so no atomics beyond the record's link.
-        return s != nullptr && park_with(*s, [s, patience](park_record& rec) {
+        return s != nullptr && park_with(*s, park_reason::result, [s, patience](park_record& rec) {
                    rec.patience = patience;
                    fiber_worker& fw = fiber_state_of(*s, *current_worker());
                    rec.m_next.store(nullptr, std::memory_order_relaxed);
@@ -329,8 +331,8 @@ make_parking_lot(const scheduler_options& options, std::size_t workers, loop_bod
         new parking_lot(options.fiber_stack_size, cap, workers, body));
 }
 
-bool try_park(completion& c) {
-    return fiber_runtime::park(c);
+bool try_park(completion& c, park_reason why) {
+    return fiber_runtime::park(c, why);
 }
 
 bool try_yield(std::uint32_t patience) {

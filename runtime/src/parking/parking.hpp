@@ -10,6 +10,7 @@
 #include <memory>
 
 #include <forkjoin/detail/completion.hpp>
+#include <forkjoin/detail/park_reason.hpp>
 #include <forkjoin/options.hpp>
 #include <forkjoin/stats.hpp>
 
@@ -29,7 +30,8 @@ make_parking_lot(const scheduler_options& options, std::size_t workers, loop_bod
 // Returns false, having done nothing, where parking is not allowed (off, a foreign context, an
 // exception in flight, the cap on parked tasks reached, no memory for a stack): the caller then
 // helps while waiting.
-bool try_park(completion& c);
+// `why`: what it waits for, counted and traced (park_reason.hpp).
+bool try_park(completion& c, park_reason why = park_reason::result);
 
 // The same conditions; parks the calling task and keeps it on this worker, which resumes it once
 // it has run `patience` other tasks (at once if it finds none), so the caller re-checks whatever

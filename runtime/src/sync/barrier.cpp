@@ -53,7 +53,7 @@ void barrier_core::wait(std::uint64_t phase) {
             return; // completed already
         m_waiters.push_back(w);
     }
-    wait_released(w);
+    wait_released(w, park_reason::barrier);
 }
 
 } // namespace fj::detail

@@ -53,7 +53,7 @@ void condition_variable::wake_one_waiter(detail::sync_waiter& w) noexcept {
 void condition_variable::wait_queued_until(detail::sync_waiter& w,
                                            std::chrono::steady_clock::time_point deadline) {
     if (deadline == std::chrono::steady_clock::time_point::max()) {
-        detail::wait_released(w);
+        detail::wait_released(w, detail::park_reason::condition_variable);
         return;
     }
     detail::withdraw_with withdraw([this](detail::sync_waiter& waiter) noexcept {
@@ -64,7 +64,7 @@ void condition_variable::wait_queued_until(detail::sync_waiter& w,
         waiter.outcome = detail::wait_outcome::timed_out;
         return true;
     });
-    detail::wait_released_until(w, deadline, withdraw);
+    detail::wait_released_until(w, deadline, withdraw, detail::park_reason::condition_variable);
 }
 
 } // namespace fj

@@ -54,7 +54,7 @@ void latch::wait() const {
             return;
         m_waiters.push_back(w);
     }
-    detail::wait_released(w);
+    detail::wait_released(w, detail::park_reason::latch);
 }
 
 void latch::arrive_and_wait(std::ptrdiff_t n) {

@@ -13,7 +13,8 @@ void mutex::lock_slow() {
     detail::sync_waiter w;
     if (m_protocol.take_or_queue(w))
         return;
-    detail::wait_released(w); // handed over: ours, with the last owner's writes visible
+    detail::wait_released(
+        w, detail::park_reason::mutex); // handed over: ours, with the last owner's writes visible
 }
 
 bool mutex::lock_slow_until(std::chrono::steady_clock::time_point deadline) {
@@ -22,7 +23,7 @@ bool mutex::lock_slow_until(std::chrono::steady_clock::time_point deadline) {
         return true;
     detail::withdraw_with withdraw(
         [this](detail::sync_waiter& waiter) noexcept { return m_protocol.withdraw(waiter); });
-    detail::wait_released_until(w, deadline, withdraw);
+    detail::wait_released_until(w, deadline, withdraw, detail::park_reason::mutex);
     return w.outcome == detail::wait_outcome::granted;
 }
 

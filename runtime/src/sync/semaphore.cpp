@@ -53,7 +53,7 @@ void semaphore_core::acquire() {
             return;
         m_waiters.push_back(w);
     }
-    wait_released(w);
+    wait_released(w, park_reason::semaphore);
 }
 
 bool semaphore_core::acquire_until(std::chrono::steady_clock::time_point deadline) {
@@ -72,7 +72,7 @@ bool semaphore_core::acquire_until(std::chrono::steady_clock::time_point deadlin
         waiter.outcome = wait_outcome::timed_out;
         return true;
     });
-    wait_released_until(w, deadline, withdraw);
+    wait_released_until(w, deadline, withdraw, park_reason::semaphore);
     return w.outcome == wait_outcome::granted;
 }
 

@@ -35,7 +35,8 @@ struct deadline_entry : timers::entry {
 
 // Parks the calling task until `w` is released or withdrawn at the deadline. False, having done
 // nothing, where the task may not park (or no timer thread can be started): the caller blocks.
-bool park_until(sync_waiter& w, clock::time_point deadline, sync_withdraw& withdraw) {
+bool park_until(sync_waiter& w, clock::time_point deadline, sync_withdraw& withdraw,
+                park_reason why) {
     if (current_worker() == nullptr)
         return false;
     deadline_entry e;
@@ -52,7 +53,7 @@ bool park_until(sync_waiter& w, clock::time_point deadline, sync_withdraw& withd
     } catch (const std::system_error&) {
         return false; // no thread for the timers: block this one instead
     }
-    const bool parked = try_park(w.released);
+    const bool parked = try_park(w.released, why);
     // Resumed (maybe on another thread), or refused: either way the entry leaves the timers
     // before it leaves the stack. A timer that fired meanwhile has finished firing.
     t.disarm(e);
@@ -75,25 +76,26 @@ void block_until(sync_waiter& w, clock::time_point deadline, sync_withdraw& with
 
 } // namespace
 
-void wait_released(sync_waiter& w) {
+void wait_released(sync_waiter& w, park_reason why) {
     if (w.released.is_ready())
         return;
-    if (current_worker() != nullptr && try_park(w.released))
+    if (current_worker() != nullptr && try_park(w.released, why))
         return;
     blocking_waiter record;
     if (w.released.try_register(&record))
         record.wait_woken();
 }
 
-void wait_released_until(sync_waiter& w, clock::time_point deadline, sync_withdraw& withdraw) {
+void wait_released_until(sync_waiter& w, clock::time_point deadline, sync_withdraw& withdraw,
+                         park_reason why) {
     if (w.released.is_ready())
         return;
     if (clock::now() >= deadline) {
         time_out(w, withdraw);
-        wait_released(w); // released by the primitive, which won the race, or by us
+        wait_released(w, why); // released by the primitive, which won the race, or by us
         return;
     }
-    if (park_until(w, deadline, withdraw))
+    if (park_until(w, deadline, withdraw, why))
         return;
     block_until(w, deadline, withdraw);
 }
@@ -113,7 +115,7 @@ void sleep_until(std::chrono::steady_clock::time_point deadline) {
         }
     } only_the_deadline;
     detail::sync_waiter w;
-    if (!detail::park_until(w, deadline, only_the_deadline))
+    if (!detail::park_until(w, deadline, only_the_deadline, detail::park_reason::sleep))
         std::this_thread::sleep_until(deadline);
 }
 

@@ -13,6 +13,7 @@
 
 #include "atomics.hpp"
 #include "completion.hpp"
+#include "park_reason.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -132,10 +133,11 @@ void release_all(basic_waiter_queue<Waiter> all) noexcept {
 // Waits until `w` is released. On a worker whose task may park, the task parks on a fiber and
 // the worker runs other work; elsewhere (off the pool, a caller of a pool, parking off or
 // refused) the thread blocks, and the rescue of blocked pools applies.
-void wait_released(sync_waiter& w);
+// `why` names the primitive in the statistics and the trace.
+void wait_released(sync_waiter& w, park_reason why);
 // The same, or until the deadline, when `withdraw` takes the waiter out of its queue; the
 // outcome is then timed_out. Never returns before `w` is released or withdrawn.
 void wait_released_until(sync_waiter& w, std::chrono::steady_clock::time_point deadline,
-                         sync_withdraw& withdraw);
+                         sync_withdraw& withdraw, park_reason why);
 
 } // namespace fj::detail

@@ -34,6 +34,7 @@ private:
 struct worker_counters {
     counter tasks_run, forks, steals, failed_steals, injected_taken, sleeps, wakeups;
     counter parks, resumes, migrations; // tasks parked on a fiber; resumed here; of those, moved
+    counter sync_parks; // of the parks, waits on the task-parking primitives and sleeps
 };
 
 struct pool_core;
