@@ -5,11 +5,10 @@
 // docs/sync.md; the protocol: docs/design/sync.md.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 
+#include <forkjoin/detail/latch_protocol.hpp>
 #include <forkjoin/detail/sync_waiter.hpp>
 
 namespace fj {
@@ -25,15 +24,12 @@ public:
     ~latch();
 
     void count_down(std::ptrdiff_t n = 1);
-    // acquire: pairs with the count_down() calls' release.
-    bool try_wait() const noexcept { return m_count.load(std::memory_order_acquire) == 0; }
+    bool try_wait() const noexcept { return m_protocol.try_wait(); }
     void wait() const;
     void arrive_and_wait(std::ptrdiff_t n = 1);
 
 private:
-    std::atomic<std::ptrdiff_t> m_count;
-    mutable std::mutex m_lock; // guards m_waiters
-    mutable detail::waiter_queue m_waiters;
+    mutable detail::latch_protocol<> m_protocol; // wait() is const, as std::latch's
 };
 
 } // namespace fj

@@ -6,12 +6,11 @@
 // release()) throws std::invalid_argument. docs/sync.md; the protocol: docs/design/sync.md.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 
+#include <forkjoin/detail/semaphore_protocol.hpp>
 #include <forkjoin/detail/sync_waiter.hpp>
 
 namespace fj {
@@ -27,22 +26,12 @@ public:
 
     void release(std::ptrdiff_t n);
     void acquire();
-    bool try_acquire() noexcept {
-        std::ptrdiff_t count = m_count.load(std::memory_order_relaxed);
-        // acquire: pairs with release()'s release increment.
-        while (count > 0)
-            if (m_count.compare_exchange_weak(count, count - 1, std::memory_order_acquire,
-                                              std::memory_order_relaxed))
-                return true;
-        return false;
-    }
+    bool try_acquire() noexcept { return m_protocol.try_acquire(); }
     bool acquire_until(std::chrono::steady_clock::time_point deadline);
 
 private:
-    std::atomic<std::ptrdiff_t> m_count; // 0 while anyone waits: tokens go to waiters first
+    semaphore_protocol<> m_protocol;
     const std::ptrdiff_t m_max;
-    std::mutex m_lock; // guards m_waiters; increments of m_count are made under it
-    waiter_queue m_waiters;
 };
 
 } // namespace detail
