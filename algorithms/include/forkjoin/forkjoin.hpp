@@ -2,6 +2,7 @@
 #pragma once
 
 #include <forkjoin/async.hpp>
+#include <forkjoin/await.hpp>
 #include <forkjoin/barrier.hpp>
 #include <forkjoin/blocked_range.hpp>
 #include <forkjoin/blocked_range2d.hpp>

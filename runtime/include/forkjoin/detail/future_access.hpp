@@ -5,6 +5,7 @@
 #pragma once
 
 #include "future_state.hpp"
+#include "shared_core.hpp"
 
 #include <utility>
 
@@ -30,6 +31,11 @@ struct future_access {
     template <class T>
     static future<T> make(future_state<T>* s) noexcept {
         return future<T>(s);
+    }
+    // The core all copies of f share (null for an empty one).
+    template <class T>
+    static shared_core* core(const shared_future<T>& f) noexcept {
+        return f.m_core;
     }
 };
 

@@ -102,6 +102,8 @@ public:
     }
 
 private:
+    friend struct detail::future_access;
+
     // acquire: pairs with the release half of the task's finish(); after true the result may be
     // read. A cancelled future's core has no state and is ready from the start.
     bool ready() const noexcept { return m_state == nullptr || m_state->m_completion.is_done(); }
