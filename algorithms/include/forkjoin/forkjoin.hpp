@@ -34,6 +34,7 @@
 #include <forkjoin/semaphore.hpp>
 #include <forkjoin/shared_future.hpp>
 #include <forkjoin/stats.hpp>
+#include <forkjoin/task.hpp>
 #include <forkjoin/task_group.hpp>
 #include <forkjoin/this_task.hpp>
 #include <forkjoin/when_all.hpp>

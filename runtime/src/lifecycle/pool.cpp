@@ -219,8 +219,9 @@ void shutdown(pool& p) {
     // After the workers: the pool has stopped, so no spare starts and every spare ends.
     if (p.m_rescue != nullptr)
         p.m_rescue->stop();
-    // A thread outside the pool that queued a parked task's record may still be notifying.
-    // acquire: pairs with the release decrement in make_resumable(), its last touch.
+    // A thread outside the pool that queued a parked task's record, or a coroutine moving here,
+    // may still be notifying. acquire: pairs with the release decrement in make_resumable() and
+    // inject_handing_over(), their last touch.
     while (p.m_wakers.load(std::memory_order_acquire) != 0)
         std::this_thread::yield();
     stop_observing(p); // the joins ordered every worker's last event and frame's end before this
@@ -248,6 +249,21 @@ void inject(pool_core& core, task* t) {
     wake_for_work(p, pusher::other); // after the seq_cst CAS that published t
     if (p.m_rescue != nullptr)
         p.m_rescue->on_inject(); // a monitor backing off looks now: docs/design/rescue.md
+}
+
+void inject_handing_over(pool_core& core, task* t) {
+    pool& p = pool_of(core);
+    // relaxed: the pool cannot stop before t is queued and run, and the queue's seq_cst push
+    // orders this increment before everything that follows t's pop, the destruction included.
+    p.m_wakers.fetch_add(1, std::memory_order_relaxed);
+    try {
+        inject(core, t);
+    } catch (...) {
+        p.m_wakers.fetch_sub(1, std::memory_order_release);
+        throw;
+    }
+    // release: pairs with the destructor's acquire load; our last touch of p.
+    p.m_wakers.fetch_sub(1, std::memory_order_release);
 }
 
 void rescuer_deleter::operator()(rescuer* r) const noexcept {

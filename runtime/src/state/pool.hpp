@@ -87,7 +87,8 @@ struct pool final : pool_core {
     // (the termination invariant above). seq_cst: read by the last worker to go idle in the same
     // single order as m_active.
     alignas(128) std::atomic<std::size_t> m_parked{0};
-    // Threads outside the pool inside make_resumable(): shutdown waits for them to leave.
+    // Threads outside the pool inside make_resumable() or inject_handing_over(): shutdown waits
+    // for them to leave.
     std::atomic<std::uint32_t> m_wakers{0};
     // Whether the workers take places in the process's budget of running workers
     // (cpu_budget.hpp): share_cpu_budget, for a pool no larger than the budget (one sized beyond

@@ -60,6 +60,10 @@ inline worker* own_worker(const pool_core& p) noexcept {
 // Appends t to p's injection queue and wakes a sleeper; throws fj::scheduler_closed (or
 // std::logic_error in the child of a process fork) before t is queued.
 void inject(pool_core& p, task* t);
+// The same for an item whose running may end everything that keeps p alive before this call
+// returns (a coroutine moving to p: fj::resume_on). p's destruction waits for the call's last
+// touch of p.
+void inject_handing_over(pool_core& p, task* t);
 // A thread outside every pool runs a blocking call's root as one of p's threads
 // (docs/design/callers.md): enter_as_caller() gives it a caller's slot for the call and returns
 // the slot's number, or npos when none is free (the call then queues its root); throws

@@ -139,4 +139,29 @@ void free_task_memory(void* p) noexcept {
     }
 }
 
+// The same for a size known only at run time (a coroutine frame): a block of its size class, or
+// the heap above the largest class. `size` must be the same when freeing.
+inline void* allocate_frame_memory(std::size_t size) {
+    const std::size_t c = block_cache::class_of(size);
+    if (c < block_cache::k_class_count) {
+        if (worker* w = current_worker())
+            return w->m_cache.allocate(c);
+        if (block_cache* cache = outside_cache())
+            return cache->allocate_for_burst(c);
+        return ::operator new(block_cache::class_size(c));
+    }
+    return ::operator new(size);
+}
+
+inline void free_frame_memory(void* p, std::size_t size) noexcept {
+    const std::size_t c = block_cache::class_of(size);
+    if (c < block_cache::k_class_count) {
+        if (worker* w = current_worker())
+            return w->m_cache.deallocate(p, c);
+        if (block_cache* cache = outside_cache())
+            return cache->deallocate(p, c);
+    }
+    ::operator delete(p);
+}
+
 } // namespace fj::detail
