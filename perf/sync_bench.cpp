@@ -1,0 +1,573 @@
+// Waiting inside tasks (docs/performance.md#sync): the task-parking primitives (docs/sync.md)
+// against the std types that block the worker, in one process. Rounds interleave the variants of
+// a part (the order rotating by one per round); each part prints per variant the median and range
+// over the rounds and the per-round ratios fj / std.
+//
+//   sync_bench [--rounds 11] [--parts latch,sleeps,lock,counter,pipeline] [--meetings 100]
+//              [--pairs 10000000] [--iterations 100000] [--repeat 10] [--items 100000]
+//              [--capacity 64] [--work 0]
+//
+// latch     4 tasks on a fresh 2-worker pool each arrive_and_wait on a latch of 4: std::latch
+//           (2 workers block, the rescue starts spares for the other 2 tasks) against fj::latch
+//           (2 tasks park, the workers run the other 2). The first meeting on the fresh pool,
+//           then the mean of --meetings more on the same pool; the spares started.
+// sleeps    8 tasks each sleeping 100 ms on a fresh 2-worker pool: std::this_thread::sleep_for
+//           (the rescue), fj::this_task::sleep_for, and 8 std::async threads; the batch's wall
+//           time and the spares started.
+// lock      uncontended lock + unlock, --pairs of them: std::mutex against fj::mutex, on main
+//           and inside a task of a 2-worker pool; ns per pair.
+// counter   fj::parallel_for over --iterations, each taking the mutex around ++counter, run
+//           from a task of a pool of 1 and of 2 workers (one pool per count, kept): std::mutex
+//           against fj::mutex; a round's time is the mean of --repeat loops; ns per iteration.
+// pipeline  2 producers send --items ints (half each) through a bounded queue of --capacity to
+//           2 consumers that sum them (plus --work multiply-adds per item): fj::channel in fj
+//           tasks, a std::mutex + std::condition_variable queue in the same fj tasks (which block
+//           their workers: the rescue applies), and the std queue between 4 std::threads. The fj
+//           variants get a fresh pool per round and submit the producers first; the sum is
+//           checked. For scale, the sum and work in one serial loop, and the channel's variant
+//           on a pool of 1 worker.
+#include "driver_cli.hpp"
+#include "measure.hpp"
+#include "paired_rounds.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <future>
+#include <latch>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <forkjoin/forkjoin.hpp>
+
+namespace {
+
+using namespace std::chrono_literals;
+using fj_perf::spread_of;
+
+struct options {
+    int rounds = 11;
+    int meetings = 100;
+    int pairs = 10'000'000;
+    int iterations = 100'000;
+    int repeat = 10;
+    int items = 100'000;
+    int capacity = 64;
+    int work = 0;
+    std::vector<std::string> parts{"latch", "sleeps", "lock", "counter", "pipeline"};
+};
+
+options parse(int argc, char** argv) {
+    const fj_perf::driver_cli cli("sync_bench",
+                                  "[--rounds 11] [--parts latch,sleeps,lock,counter,pipeline] "
+                                  "[--meetings 100] [--pairs 10000000] [--iterations 100000] "
+                                  "[--repeat 10] [--items 100000] [--capacity 64] [--work 0]",
+                                  argc, argv);
+    options o;
+    cli.for_each_option([&](const std::string& name, const std::string& value) {
+        if (name == "--rounds") {
+            o.rounds = cli.integer(value, 1, name);
+        } else if (name == "--meetings") {
+            o.meetings = cli.integer(value, 1, name);
+        } else if (name == "--pairs") {
+            o.pairs = cli.integer(value, 1, name);
+        } else if (name == "--iterations") {
+            o.iterations = cli.integer(value, 1, name);
+        } else if (name == "--repeat") {
+            o.repeat = cli.integer(value, 1, name);
+        } else if (name == "--items") {
+            o.items = cli.integer(value, 2, name);
+        } else if (name == "--capacity") {
+            o.capacity = cli.integer(value, 1, name);
+        } else if (name == "--work") {
+            o.work = cli.integer(value, 0, name);
+        } else if (name == "--parts") {
+            o.parts = fj_perf::split(value);
+            for (const auto& p : o.parts)
+                if (p != "latch" && p != "sleeps" && p != "lock" && p != "counter" &&
+                    p != "pipeline")
+                    cli.fail("unknown part '" + p + "' (latch, sleeps, lock, counter, pipeline)");
+        } else {
+            cli.fail("unknown option " + name);
+        }
+    });
+    return o;
+}
+
+bool wants(const options& o, const char* part) {
+    return std::find(o.parts.begin(), o.parts.end(), part) != o.parts.end();
+}
+
+// A pool of `workers` with the defaults otherwise (parking on, the rescue on).
+fj::scheduler_options pool_options(int workers) {
+    fj::scheduler_options so;
+    so.workers = static_cast<std::size_t>(workers);
+    return so;
+}
+
+// Runs a task on a new pool, so that no timing includes its workers' start.
+void warm(fj::scheduler& pool) {
+    pool.submit([] {}).get();
+}
+
+[[noreturn]] void wrong(const char* what) {
+    std::fprintf(stderr, "sync_bench: wrong result in %s\n", what);
+    std::exit(1);
+}
+
+// One part's variants: times[i][r] is variant i's time in round r, and, where a pool ran it,
+// per round the spares it started and the tasks it parked.
+struct variant {
+    std::string name;
+    std::vector<double> times;
+    std::vector<double> spares;
+    std::vector<double> parks;
+};
+
+void record_pool(variant& v, const fj::scheduler& pool) {
+    const auto s = pool.stats();
+    v.spares.push_back(static_cast<double>(s.spares_started));
+    v.parks.push_back(static_cast<double>(s.total().parks));
+}
+
+// Round r runs every variant once, starting one further than round r - 1.
+template <class RunVariant>
+void interleave(int rounds, std::size_t variants, RunVariant&& run) {
+    for (int r = 0; r < rounds; ++r)
+        fj_perf::for_each_row_rotated(r, variants, run);
+}
+
+void print_head(const char* unit) {
+    std::printf("  %-34s %10s %10s %10s   %-15s %s\n", "", unit, "min", "max", "spares med/max",
+                "parks (median)");
+}
+
+void print_variant(const variant& v, const char* format = "%10.3f") {
+    const auto t = spread_of(v.times);
+    std::printf("  %-34s %s %s %s", v.name.c_str(), fj_perf::fmt(format, t.median).c_str(),
+                fj_perf::fmt(format, t.lo).c_str(), fj_perf::fmt(format, t.hi).c_str());
+    if (!v.spares.empty()) {
+        const auto s = spread_of(v.spares);
+        std::printf("   %6.0f / %-6.0f %8.0f", s.median, s.hi, fj_perf::median(v.parks));
+    }
+    std::printf("\n");
+}
+
+// The per-round ratio a / b: median and range.
+void print_ratio(const variant& a, const variant& b) {
+    std::vector<double> ratio;
+    for (std::size_t r = 0; r < a.times.size() && r < b.times.size(); ++r)
+        ratio.push_back(a.times[r] / b.times[r]);
+    const auto s = spread_of(ratio);
+    std::printf("  %s / %s = %.3f (%.3f-%.3f)\n", a.name.c_str(), b.name.c_str(), s.median, s.lo,
+                s.hi);
+}
+
+double ms_of(const std::function<void()>& f) {
+    return fj_perf::seconds_of(f) * 1e3;
+}
+
+// --- latch ------------------------------------------------------------------------------------
+
+// 4 tasks meet at a latch of 4 on `pool`; ms from the first submit to the last get().
+template <class Latch>
+double meeting_ms(fj::scheduler& pool) {
+    Latch latch(4);
+    std::vector<fj::future<void>> tasks;
+    tasks.reserve(4);
+    return ms_of([&] {
+        for (int i = 0; i < 4; ++i)
+            tasks.push_back(pool.submit([&latch] { latch.arrive_and_wait(); }));
+        for (auto& t : tasks)
+            t.get();
+    });
+}
+
+void latch_part(const options& o) {
+    std::printf("\nlatch: 4 tasks arrive_and_wait on a latch of 4, a fresh 2-worker pool per "
+                "round, %d rounds\n",
+                o.rounds);
+    variant first[2] = {{"std::latch, first meeting", {}, {}, {}},
+                        {"fj::latch, first meeting", {}, {}, {}}};
+    variant next[2] = {{"std::latch, next meetings (mean)", {}, {}, {}},
+                       {"fj::latch, next meetings (mean)", {}, {}, {}}};
+    interleave(o.rounds, 2, [&](std::size_t i) {
+        fj::scheduler pool(pool_options(2)); // fresh: no spare left from an earlier round
+        warm(pool);
+        first[i].times.push_back(i == 0 ? meeting_ms<std::latch>(pool)
+                                        : meeting_ms<fj::latch>(pool));
+        record_pool(first[i], pool);
+        double sum = 0;
+        for (int m = 0; m < o.meetings; ++m)
+            sum += i == 0 ? meeting_ms<std::latch>(pool) : meeting_ms<fj::latch>(pool);
+        next[i].times.push_back(sum / o.meetings);
+        record_pool(next[i], pool); // counts since the pool started
+    });
+    print_head("ms median");
+    for (const auto& v : first)
+        print_variant(v);
+    std::printf("  (next: the mean of %d more meetings on the same pool; spares and parks "
+                "counted from the pool's start)\n",
+                o.meetings);
+    for (const auto& v : next)
+        print_variant(v);
+    print_ratio(first[1], first[0]);
+    print_ratio(next[1], next[0]);
+}
+
+// --- sleeps -----------------------------------------------------------------------------------
+
+template <class Sleep>
+double fj_sleeps_ms(fj::scheduler& pool, Sleep sleep) {
+    std::vector<fj::future<void>> tasks;
+    tasks.reserve(8);
+    return ms_of([&] {
+        for (int i = 0; i < 8; ++i)
+            tasks.push_back(pool.submit(sleep));
+        for (auto& t : tasks)
+            t.get();
+    });
+}
+
+double std_async_sleeps_ms() {
+    std::vector<std::future<void>> threads;
+    threads.reserve(8);
+    return ms_of([&] {
+        for (int i = 0; i < 8; ++i)
+            threads.push_back(
+                std::async(std::launch::async, [] { std::this_thread::sleep_for(100ms); }));
+        for (auto& t : threads)
+            t.get();
+    });
+}
+
+void sleeps_part(const options& o) {
+    std::printf("\nsleeps: 8 tasks sleeping 100 ms each, a fresh 2-worker pool per round, ms, %d "
+                "rounds\n",
+                o.rounds);
+    variant v[3] = {{"std::this_thread::sleep_for in tasks", {}, {}, {}},
+                    {"fj::this_task::sleep_for in tasks", {}, {}, {}},
+                    {"std::async threads", {}, {}, {}}};
+    interleave(o.rounds, 3, [&](std::size_t i) {
+        if (i == 2) {
+            v[i].times.push_back(std_async_sleeps_ms());
+            return;
+        }
+        fj::scheduler pool(pool_options(2));
+        warm(pool);
+        v[i].times.push_back(i == 0 ? fj_sleeps_ms(pool, [] { std::this_thread::sleep_for(100ms); })
+                                    : fj_sleeps_ms(pool, [] { fj::this_task::sleep_for(100ms); }));
+        record_pool(v[i], pool);
+    });
+    print_head("ms median");
+    for (const auto& x : v)
+        print_variant(x, "%10.1f");
+    print_ratio(v[1], v[0]);
+    print_ratio(v[1], v[2]);
+}
+
+// --- lock -------------------------------------------------------------------------------------
+
+// ns per uncontended lock + unlock around an increment.
+template <class Mutex>
+double pairs_ns(int pairs) {
+    Mutex m;
+    long counter = 0;
+    const double s = fj_perf::seconds_of([&] {
+        for (int i = 0; i < pairs; ++i) {
+            m.lock();
+            ++counter;
+            m.unlock();
+        }
+    });
+    if (counter != pairs)
+        wrong("lock");
+    return s * 1e9 / pairs;
+}
+
+void lock_part(const options& o) {
+    std::printf("\nlock: uncontended lock + unlock, %d pairs, ns per pair, %d rounds\n", o.pairs,
+                o.rounds);
+    fj::scheduler pool(pool_options(2));
+    warm(pool);
+    variant v[4] = {{"std::mutex, main", {}, {}, {}},
+                    {"fj::mutex, main", {}, {}, {}},
+                    {"std::mutex, in a task", {}, {}, {}},
+                    {"fj::mutex, in a task", {}, {}, {}}};
+    interleave(o.rounds, 4, [&](std::size_t i) {
+        const bool fj_mutex = i % 2 == 1;
+        auto run = [&] {
+            return fj_mutex ? pairs_ns<fj::mutex>(o.pairs) : pairs_ns<std::mutex>(o.pairs);
+        };
+        v[i].times.push_back(i < 2 ? run() : pool.submit(run).get());
+    });
+    print_head("ns median");
+    for (const auto& x : v)
+        print_variant(x, "%10.2f");
+    print_ratio(v[1], v[0]);
+    print_ratio(v[3], v[2]);
+}
+
+// --- counter ----------------------------------------------------------------------------------
+
+// ns per iteration of a parallel_for whose body locks `Mutex` around ++counter, run from a task
+// of `pool`: the mean of `repeat` loops.
+template <class Mutex>
+double counter_ns(fj::scheduler& pool, int iterations, int repeat) {
+    Mutex m;
+    long counter = 0;
+    const double s = fj_perf::seconds_of([&] {
+        pool.submit([&] {
+                for (int k = 0; k < repeat; ++k)
+                    fj::parallel_for(pool, 0, iterations, [&](int) {
+                        std::lock_guard guard(m);
+                        ++counter;
+                    });
+            })
+            .get();
+    });
+    if (counter != static_cast<long>(iterations) * repeat)
+        wrong("counter");
+    return s * 1e9 / (static_cast<double>(iterations) * repeat);
+}
+
+void counter_part(const options& o) {
+    std::printf("\ncounter: parallel_for over %d iterations, each locking a mutex around "
+                "++counter, from a task, ns per iteration, %d rounds of %d loops\n",
+                o.iterations, o.rounds, o.repeat);
+    for (const int workers : {1, 2}) {
+        fj::scheduler pool(pool_options(workers));
+        warm(pool);
+        counter_ns<std::mutex>(pool, o.iterations, 1); // the loop's first run, untimed
+        counter_ns<fj::mutex>(pool, o.iterations, 1);
+        const auto before = pool.stats();
+        variant v[2] = {{"std::mutex, " + std::to_string(workers) + " worker(s)", {}, {}, {}},
+                        {"fj::mutex, " + std::to_string(workers) + " worker(s)", {}, {}, {}}};
+        std::uint64_t fj_parks = 0;
+        interleave(o.rounds, 2, [&](std::size_t i) {
+            if (i == 0) {
+                v[0].times.push_back(counter_ns<std::mutex>(pool, o.iterations, o.repeat));
+            } else {
+                const auto parks = pool.stats().total().parks;
+                v[1].times.push_back(counter_ns<fj::mutex>(pool, o.iterations, o.repeat));
+                fj_parks += pool.stats().total().parks - parks;
+            }
+        });
+        print_head("ns median");
+        for (const auto& x : v)
+            print_variant(x, "%10.2f");
+        print_ratio(v[1], v[0]);
+        std::printf(
+            "  (fj::mutex parks per loop: %.1f; spares started during the rounds: %llu)\n",
+            static_cast<double>(fj_parks) / (o.rounds * o.repeat),
+            static_cast<unsigned long long>(pool.stats().spares_started - before.spares_started));
+    }
+}
+
+// --- pipeline ---------------------------------------------------------------------------------
+
+// A bounded queue on std::mutex and std::condition_variable, with the channel's close().
+class std_queue {
+public:
+    explicit std_queue(std::size_t capacity) : m_capacity(capacity) {}
+
+    void send(int v) {
+        std::unique_lock lock(m_lock);
+        m_not_full.wait(lock, [&] { return m_items.size() < m_capacity; });
+        m_items.push_back(v);
+        m_not_empty.notify_one();
+    }
+
+    // False once closed and drained.
+    bool receive(int& v) {
+        std::unique_lock lock(m_lock);
+        m_not_empty.wait(lock, [&] { return !m_items.empty() || m_closed; });
+        if (m_items.empty())
+            return false;
+        v = m_items.front();
+        m_items.pop_front();
+        m_not_full.notify_one();
+        return true;
+    }
+
+    void close() {
+        std::lock_guard lock(m_lock);
+        m_closed = true;
+        m_not_empty.notify_all();
+    }
+
+private:
+    std::mutex m_lock;
+    std::condition_variable m_not_full, m_not_empty;
+    std::deque<int> m_items;
+    std::size_t m_capacity;
+    bool m_closed = false;
+};
+
+// The same interface over fj::channel<int>.
+class fj_queue {
+public:
+    explicit fj_queue(std::size_t capacity) : m_channel(capacity) {}
+    void send(int v) { m_channel.send(v); }
+    bool receive(int& v) {
+        const auto got = m_channel.receive();
+        if (got)
+            v = *got;
+        return got.has_value();
+    }
+    void close() { m_channel.close(); }
+
+private:
+    fj::channel<int> m_channel;
+};
+
+// A consumer's work per item: `work` dependent multiply-adds, which the empty asm keeps (their
+// value is dropped, so the sum stays checkable).
+inline std::int64_t consume(int v, int work) {
+    std::uint64_t x = static_cast<std::uint64_t>(v);
+    for (int k = 0; k < work; ++k) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        asm volatile("" : "+r"(x));
+    }
+    return v;
+}
+
+// The pipeline's four bodies over queue `q`: producers (2) send their halves of [0, items) and
+// the second to finish closes; consumers (2) add what they receive to `sum`.
+template <class Queue>
+struct pipeline {
+    Queue q;
+    int items, work;
+    std::atomic<int> producers_left{2};
+    std::atomic<std::int64_t> sum{0};
+
+    pipeline(std::size_t capacity, int n, int w) : q(capacity), items(n), work(w) {}
+
+    void produce(int p) {
+        const int half = items / 2;
+        const int end = p == 0 ? half : items;
+        for (int v = p == 0 ? 0 : half; v < end; ++v)
+            q.send(v);
+        if (producers_left.fetch_sub(1) == 1)
+            q.close();
+    }
+
+    void consume_all() {
+        std::int64_t local = 0;
+        int v = 0;
+        while (q.receive(v))
+            local += consume(v, work);
+        sum.fetch_add(local);
+    }
+
+    void check() const {
+        const auto n = static_cast<std::int64_t>(items);
+        if (sum.load() != n * (n - 1) / 2)
+            wrong("pipeline");
+    }
+};
+
+template <class Queue>
+double pipeline_tasks_ms(fj::scheduler& pool, const options& o) {
+    pipeline<Queue> p(static_cast<std::size_t>(o.capacity), o.items, o.work);
+    std::vector<fj::future<void>> tasks;
+    tasks.reserve(4);
+    const double t = ms_of([&] {
+        for (int k = 0; k < 2; ++k)
+            tasks.push_back(pool.submit([&p, k] { p.produce(k); }));
+        for (int k = 0; k < 2; ++k)
+            tasks.push_back(pool.submit([&p] { p.consume_all(); }));
+        for (auto& f : tasks)
+            f.get();
+    });
+    p.check();
+    return t;
+}
+
+// For scale: the same sum and work in one loop, with no queue.
+double pipeline_serial_ms(const options& o) {
+    std::int64_t sum = 0;
+    const double t = ms_of([&] {
+        for (int v = 0; v < o.items; ++v)
+            sum += consume(v, o.work);
+    });
+    const auto n = static_cast<std::int64_t>(o.items);
+    if (sum != n * (n - 1) / 2)
+        wrong("pipeline (serial)");
+    return t;
+}
+
+double pipeline_threads_ms(const options& o) {
+    pipeline<std_queue> p(static_cast<std::size_t>(o.capacity), o.items, o.work);
+    const double t = ms_of([&] {
+        std::vector<std::thread> threads;
+        for (int k = 0; k < 2; ++k)
+            threads.emplace_back([&p, k] { p.produce(k); });
+        for (int k = 0; k < 2; ++k)
+            threads.emplace_back([&p] { p.consume_all(); });
+        for (auto& th : threads)
+            th.join();
+    });
+    p.check();
+    return t;
+}
+
+void pipeline_part(const options& o) {
+    std::printf("\npipeline: 2 producers, 2 consumers, %d ints through a queue of %d, %d "
+                "multiply-adds per item; fj: a fresh 2-worker pool per round; ms, %d rounds\n",
+                o.items, o.capacity, o.work, o.rounds);
+    variant v[5] = {{"fj::channel, fj tasks", {}, {}, {}},
+                    {"std queue, fj tasks", {}, {}, {}},
+                    {"std queue, std::threads", {}, {}, {}},
+                    {"serial loop, no queue", {}, {}, {}},
+                    {"fj::channel, fj tasks, 1 worker", {}, {}, {}}};
+    interleave(o.rounds, 5, [&](std::size_t i) {
+        if (i == 2 || i == 3) {
+            v[i].times.push_back(i == 2 ? pipeline_threads_ms(o) : pipeline_serial_ms(o));
+            return;
+        }
+        fj::scheduler pool(pool_options(i == 4 ? 1 : 2));
+        warm(pool);
+        v[i].times.push_back(i == 1 ? pipeline_tasks_ms<std_queue>(pool, o)
+                                    : pipeline_tasks_ms<fj_queue>(pool, o));
+        record_pool(v[i], pool);
+    });
+    print_head("ms median");
+    for (const auto& x : v)
+        print_variant(x);
+    print_ratio(v[0], v[1]);
+    print_ratio(v[0], v[2]);
+    print_ratio(v[0], v[4]);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    const options o = parse(argc, argv);
+    std::printf("sync_bench: load average %s, %u CPUs online\n", fj_perf::load_average().c_str(),
+                std::thread::hardware_concurrency());
+    const struct {
+        const char* name;
+        void (*run)(const options&);
+    } parts[] = {{"latch", latch_part},
+                 {"sleeps", sleeps_part},
+                 {"lock", lock_part},
+                 {"counter", counter_part},
+                 {"pipeline", pipeline_part}};
+    for (const auto& p : parts) {
+        if (!wants(o, p.name))
+            continue;
+        const fj_perf::interference_meter meter;
+        p.run(o);
+        meter.report(p.name);
+    }
+    std::printf("load average after: %s\n", fj_perf::load_average().c_str());
+}
