@@ -1,9 +1,10 @@
 // fj::mutex's protocol (runtime/include/forkjoin/detail/mutex_protocol.hpp) under Relacy: lockers
-// that take the fast path, queue and are handed the mutex, or time out, against owners that
-// unlock fast or hand over. The critical sections never overlap and each sees the previous one's
-// write (a plain variable: an overlap or a missing acquire/release is a data race), every queued
-// waiter is handed the mutex or withdraws (a lost hand-over spins forever: Relacy reports it),
-// and at the end the mutex is free with nobody queued. docs/design/sync.md#model.
+// that take the fast path, barge, queue and are woken or handed the mutex, or time out, against
+// owners that unlock fast, wake a waiter or hand over. The critical sections never overlap and each
+// sees the previous one's write (a plain variable: an overlap or a missing acquire/release is a
+// data race), every queued waiter is handed the mutex or withdraws (a lost hand-over spins forever:
+// Relacy reports it), and at the end the mutex is free with nobody queued.
+// docs/design/sync.md#model.
 #include "model/model_support.hpp"
 
 #include <forkjoin/detail/mutex_protocol.hpp>
@@ -18,46 +19,60 @@ using protocol = fj::detail::mutex_protocol<relacy_atomics, fj::model::relacy_mu
 using waiter = protocol::waiter;
 
 // fj::mutex::lock(), with the wait as a spin on the waiter's completion (the runtime parks or
-// blocks on it; either ends at the same finish()).
+// blocks on it; either ends at the same finish()), and the spin before queuing as one try. A
+// woken waiter tries again from the front of the queue; one that lost `Losses` times asks for the
+// hand-over mode.
+template <int Losses>
 void lock(protocol& m) {
-    if (m.try_lock())
+    if (m.try_lock_idle())
         return;
-    waiter w;
-    if (m.take_or_queue(w))
-        return;
-    while (!w.released.is_ready())
-        relacy_atomics::yield_thread();
-    RL_ASSERT(w.outcome == fj::detail::wait_outcome::granted);
+    for (int lost = 0;; ++lost) {
+        if (m.try_take())
+            return;
+        waiter w;
+        if (m.take_or_queue(w, lost > 0, lost >= Losses))
+            return;
+        while (!w.released.is_ready())
+            relacy_atomics::yield_thread();
+        if (w.outcome == fj::detail::wait_outcome::granted)
+            return;
+        RL_ASSERT(w.outcome == fj::detail::wait_outcome::woken);
+    }
 }
 
-// fj::mutex::try_lock_for() that times out at once if queued: withdraw, or, when the hand-over
-// took the waiter first, wait for it and own the mutex. True if it got the mutex.
+// fj::mutex::try_lock_for() that times out as soon as it has queued: withdraw, or, when
+// release_one() took the waiter first, wait for it and take what it gives. True if it got the
+// mutex.
 bool lock_or_give_up(protocol& m) {
-    if (m.try_lock())
+    if (m.try_take())
         return true;
     waiter w;
-    if (m.take_or_queue(w))
+    if (m.take_or_queue(w, false, false))
         return true;
     if (m.withdraw(w)) {
         RL_ASSERT(w.outcome == fj::detail::wait_outcome::timed_out);
-        return false;
+        return m.try_take(); // the last try of a timed lock
     }
     while (!w.released.is_ready())
         relacy_atomics::yield_thread();
-    RL_ASSERT(w.outcome == fj::detail::wait_outcome::granted);
-    return true;
+    if (w.outcome == fj::detail::wait_outcome::granted)
+        return true;
+    RL_ASSERT(w.outcome == fj::detail::wait_outcome::woken);
+    return m.try_take();
 }
 
 void unlock(protocol& m) {
     if (m.try_unlock())
         return;
-    if (waiter* next = m.hand_over())
+    if (waiter* next = m.release_one())
         fj::detail::release(*next);
 }
 
 // Three threads each lock, increment, unlock. GiveUp: thread 2 gives up if it has to queue.
-template <bool GiveUp>
-struct mutex_scenario : rl::test_suite<mutex_scenario<GiveUp>, 3> {
+// Losses: after how many lost wake-ups a waiter asks for the hand-over mode (0: at once, so the
+// hand-over is exercised; 3: the runtime's, so barging is).
+template <bool GiveUp, int Losses = 3>
+struct mutex_scenario : rl::test_suite<mutex_scenario<GiveUp, Losses>, 3> {
     protocol m;
     rl::var<int> counter;
     int got = 0;
@@ -69,7 +84,7 @@ struct mutex_scenario : rl::test_suite<mutex_scenario<GiveUp>, 3> {
             if (!lock_or_give_up(m))
                 return;
         } else {
-            lock(m);
+            lock<Losses>(m);
         }
         counter($) = counter($) + 1;
         ++got; // under the mutex too (Relacy runs one thread at a time: a plain int is enough)
@@ -80,7 +95,7 @@ struct mutex_scenario : rl::test_suite<mutex_scenario<GiveUp>, 3> {
         RL_ASSERT(counter($) == got);
         RL_ASSERT(got == (GiveUp ? counter($) : 3));
         RL_ASSERT(!m.has_waiters());
-        RL_ASSERT(m.try_lock()); // free
+        RL_ASSERT(m.try_lock_idle()); // free, nobody queued, not handed over
     }
 };
 
@@ -92,6 +107,12 @@ TEST(mutex_model, three_lockers) {
 
 TEST(mutex_model, two_lockers_and_one_that_times_out) {
     FJ_EXPECT_MODEL_PASSES(fj::model::check<mutex_scenario<true>>(k_bound));
+}
+
+using hand_over_scenario = mutex_scenario<false, 0>;
+
+TEST(mutex_model, three_lockers_in_the_hand_over_mode) {
+    FJ_EXPECT_MODEL_PASSES(fj::model::check<hand_over_scenario>(k_bound));
 }
 
 constexpr auto acquire = std::memory_order::acquire;
@@ -108,7 +129,10 @@ INSTANTIATE_TEST_SUITE_P(
     weakened_orders, mutex_mutants,
     testing::Values(
         // The fast lock does not see the previous critical section's write.
-        mutant{"fast_lock_relaxed", {"::try_lock(", access::compare_exchange, acquire, relaxed}},
+        mutant{"idle_lock_relaxed",
+               {"::try_lock_idle(", access::compare_exchange, acquire, relaxed}},
+        // A barging take does not see it.
+        mutant{"take_relaxed", {"::try_take(", access::compare_exchange, acquire, relaxed}},
         // The fast unlock does not publish the critical section.
         mutant{"fast_unlock_relaxed",
                {"::try_unlock(", access::compare_exchange, release, relaxed}},
@@ -116,7 +140,10 @@ INSTANTIATE_TEST_SUITE_P(
         mutant{"slow_take_relaxed",
                {"::take_or_queue(", access::compare_exchange, acquire, relaxed}},
         // The unlock that finds its waiter gone (timed out) does not publish.
-        mutant{"emptied_unlock_relaxed", {"::hand_over(", access::store, release, relaxed}}),
+        mutant{"emptied_unlock_relaxed", {"::release_one(", access::store, release, relaxed}},
+        // The unlock that frees the mutex for a woken waiter does not publish.
+        mutant{"waking_unlock_relaxed",
+               {"::release_one(", access::read_modify_write, release, relaxed}}),
     fj::model::mutant_name);
 
 } // namespace

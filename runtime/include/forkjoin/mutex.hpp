@@ -1,11 +1,14 @@
 // fj::mutex: a mutex whose waiters are tasks, not threads. A task that finds it locked parks
-// (its worker runs other work) and resumes owning it; off the pool, and where a task may not
+// (its worker runs other work) and resumes to take it; off the pool, and where a task may not
 // park, lock() blocks the thread as std::mutex's does. Named and used as std::mutex
 // (std::lock_guard, std::unique_lock, std::scoped_lock), plus try_lock_for / try_lock_until.
 //
-// Fairness: once anyone waits, unlock() hands the mutex to the oldest waiter, and lock() /
-// try_lock() by others fail to barge past it: waiters are served in arrival order and none
-// starves. Uncontended, lock() and unlock() are one compare-exchange each.
+// Fairness: a free mutex may be taken by anyone (no convoy of hand-overs under contention), and
+// unlock() wakes the oldest waiter to compete for it; a waiter that loses goes back to the front
+// of the queue, and one that has lost 3 times switches the mutex to hand-over (each unlock gives
+// it to the oldest waiter) until the queue is empty: no waiter starves. A locker that finds it
+// held spins briefly before it parks. Uncontended, lock() and unlock() are one compare-exchange
+// each.
 // Unlike std::mutex, it may be unlocked by another thread than the one that locked it: a task
 // that parked while holding it may resume on another worker. docs/sync.md; the protocol:
 // docs/design/sync.md.
@@ -27,12 +30,12 @@ public:
     ~mutex();
 
     void lock() {
-        if (!m_protocol.try_lock())
+        if (!m_protocol.try_lock_idle())
             lock_slow();
     }
 
-    // Fails while the mutex is locked or anyone waits for it.
-    bool try_lock() noexcept { return m_protocol.try_lock(); }
+    // Fails while the mutex is held (or being handed over to a waiter).
+    bool try_lock() noexcept { return m_protocol.try_take(); }
 
     template <class Rep, class Period>
     bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
@@ -54,6 +57,7 @@ public:
     }
 
 private:
+    bool spin_for_it() noexcept;
     void lock_slow();
     bool lock_slow_until(std::chrono::steady_clock::time_point deadline);
     void unlock_slow();

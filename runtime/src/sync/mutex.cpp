@@ -1,35 +1,72 @@
 // fj::mutex's slow paths (forkjoin/mutex.hpp); the protocol is detail/mutex_protocol.hpp
 // (docs/design/sync.md#steps, step 6).
+#include <forkjoin/detail/cpu_relax.hpp>
 #include <forkjoin/mutex.hpp>
 
 namespace fj {
+
+namespace {
+// How many times a locker that finds the mutex held tries again before it queues and parks. A
+// short critical section ends within a few hundred nanoseconds, while parking and resuming cost
+// microseconds: a brief spin takes the mutex as soon as it is free.
+constexpr int k_spins_before_queuing = 100;
+// How many times a waiter may be woken and lose the mutex to a newcomer before it switches the
+// mutex to the hand-over mode (no waiter waits for ever).
+constexpr int k_losses_before_hand_over = 3;
+} // namespace
 
 mutex::~mutex() {
     if (m_protocol.has_waiters())
         detail::report_destroyed_with_waiters("fj::mutex");
 }
 
+bool mutex::spin_for_it() noexcept {
+    for (int i = 0; i < k_spins_before_queuing; ++i) {
+        detail::cpu_relax();
+        if (m_protocol.try_take())
+            return true;
+    }
+    return false;
+}
+
 void mutex::lock_slow() {
-    detail::sync_waiter w;
-    if (m_protocol.take_or_queue(w))
-        return;
-    detail::wait_released(
-        w, detail::park_reason::mutex); // handed over: ours, with the last owner's writes visible
+    for (int lost = 0;; ++lost) {
+        if (spin_for_it())
+            return;
+        detail::sync_waiter w;
+        if (m_protocol.take_or_queue(w, lost > 0, lost >= k_losses_before_hand_over))
+            return;
+        detail::wait_released(w, detail::park_reason::mutex);
+        if (w.outcome == detail::wait_outcome::granted)
+            return; // handed over: ours, with the last owner's writes visible
+        // Woken: the mutex was freed for us to compete for; try again, first in the queue.
+    }
 }
 
 bool mutex::lock_slow_until(std::chrono::steady_clock::time_point deadline) {
-    detail::sync_waiter w;
-    if (m_protocol.take_or_queue(w))
-        return true;
-    detail::withdraw_with withdraw(
-        [this](detail::sync_waiter& waiter) noexcept { return m_protocol.withdraw(waiter); });
-    detail::wait_released_until(w, deadline, withdraw, detail::park_reason::mutex);
-    return w.outcome == detail::wait_outcome::granted;
+    for (int lost = 0;; ++lost) {
+        if (spin_for_it())
+            return true;
+        if (lost > 0 && std::chrono::steady_clock::now() >= deadline)
+            return false;
+        detail::sync_waiter w;
+        if (m_protocol.take_or_queue(w, lost > 0, lost >= k_losses_before_hand_over))
+            return true;
+        detail::withdraw_with withdraw(
+            [this](detail::sync_waiter& waiter) noexcept { return m_protocol.withdraw(waiter); });
+        detail::wait_released_until(w, deadline, withdraw, detail::park_reason::mutex);
+        if (w.outcome == detail::wait_outcome::granted)
+            return true;
+        if (w.outcome == detail::wait_outcome::timed_out)
+            return m_protocol.try_take(); // one last try, as a timed lock of std's may
+    }
 }
 
 void mutex::unlock_slow() {
-    if (detail::sync_waiter* next = m_protocol.hand_over())
-        detail::release(*next); // publishes our critical section to the next owner
+    // A waiter granted the mutex (hand-over) or woken to compete for it; its release publishes
+    // our critical section.
+    if (detail::sync_waiter* next = m_protocol.release_one())
+        detail::release(*next);
 }
 
 } // namespace fj

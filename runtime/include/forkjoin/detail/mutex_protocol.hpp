@@ -1,10 +1,17 @@
-// fj::mutex's protocol (docs/design/sync.md#steps, step 6): the state word, the queue of waiters
-// and the hand-over, without the wait itself (the mutex parks or blocks; the model test spins).
+// fj::mutex's protocol (docs/design/sync.md#steps, step 6): the state word, the queue of waiters,
+// waking and handing over, without the wait itself (the mutex parks or blocks; the model test
+// spins).
 //
-// The word holds k_locked and k_waiters; k_waiters is set exactly while the queue holds a waiter.
-// Both bits change only under the queue lock, except k_locked's fast paths (0 -> locked in
-// try_lock(), locked -> 0 in try_unlock()), which need the word to be exactly that value: with
-// k_waiters set, every unlock takes the slow path and every lock fails to barge.
+// The word holds three bits:
+//   k_locked        the mutex is held;
+//   k_waiters       the queue holds a waiter (set exactly then, changed only under the queue lock);
+//   k_handing_over  the hand-over mode: unlock() gives the mutex to the oldest waiter, and nobody
+//                   else may take it; set only while k_locked and k_waiters are.
+// Normally the mutex is free for anyone to take ("barging"): unlock() frees it and wakes the
+// oldest waiter, which competes for it with newcomers; a woken waiter that loses goes back to the
+// front of the queue. A waiter that has lost often enough switches the mutex to hand-over mode
+// until the queue is empty, so nobody waits for ever. The fast paths need the word to be exactly
+// 0 (lock) or k_locked (unlock); everything else goes through the queue lock.
 //
 // Atomics and QueueLock: std_atomics and std::mutex in the runtime; the model test passes
 // Relacy's (atomics.hpp).
@@ -23,72 +30,101 @@ class mutex_protocol {
 public:
     using waiter = basic_sync_waiter<Atomics>;
 
-    // The fast lock. acquire: pairs with the release of the unlock that freed it (try_unlock(),
-    // or hand_over()'s store of 0).
-    bool try_lock() noexcept {
+    // The fast lock: only an idle mutex (no waiter). acquire: pairs with the release of the
+    // unlock that freed it.
+    bool try_lock_idle() noexcept {
         std::uint32_t expected = 0;
         return m_state.compare_exchange_strong(expected, k_locked, std::memory_order_acquire,
                                                std::memory_order_relaxed);
     }
 
-    // The fast unlock; false when a waiter is queued (then call hand_over()). release: pairs with
-    // the next owner's acquire in try_lock() or take_or_queue().
+    // Takes the mutex if it is free and not being handed over, queued waiters or not. acquire:
+    // as try_lock_idle().
+    bool try_take() noexcept {
+        std::uint32_t state = m_state.load(std::memory_order_relaxed);
+        while ((state & (k_locked | k_handing_over)) == 0)
+            if (m_state.compare_exchange_weak(state, state | k_locked, std::memory_order_acquire,
+                                              std::memory_order_relaxed))
+                return true;
+        return false;
+    }
+
+    // The fast unlock; false when a waiter is queued (then call release_one()). release: pairs
+    // with the next owner's acquire.
     bool try_unlock() noexcept {
         std::uint32_t expected = k_locked;
         return m_state.compare_exchange_strong(expected, 0, std::memory_order_release,
                                                std::memory_order_relaxed);
     }
 
-    // The slow lock: takes the mutex if it is free (true), or queues `w` (false; the caller waits
-    // for w's release, which hands the mutex over).
-    bool take_or_queue(waiter& w) {
+    // The slow lock: takes the mutex as try_take() does (true), or queues `w` (false): at the
+    // back, or at the front for a woken waiter that lost (`again`), and with `hand_over` it
+    // switches the mutex to the hand-over mode. The caller then waits for w's release.
+    bool take_or_queue(waiter& w, bool again, bool hand_over) {
         std::lock_guard guard(m_queue_lock);
         std::uint32_t state = m_state.load(std::memory_order_relaxed);
         for (;;) {
-            if ((state & k_locked) == 0) {
-                // Free, so nobody waits (a queued waiter keeps it locked). acquire: as try_lock().
-                if (m_state.compare_exchange_weak(state, k_locked, std::memory_order_acquire,
+            if ((state & (k_locked | k_handing_over)) == 0) {
+                if (m_state.compare_exchange_weak(state, state | k_locked,
+                                                  std::memory_order_acquire,
                                                   std::memory_order_relaxed))
                     return true;
                 continue;
             }
             // relaxed: one location, so the owner's try_unlock() either comes first (and the
-            // retry sees the mutex free) or fails on this bit and comes to hand_over(), which
-            // the queue lock orders after our push.
-            if (m_state.compare_exchange_weak(state, state | k_waiters, std::memory_order_relaxed,
+            // retry finds the mutex free) or fails on k_waiters and comes to release_one(),
+            // which the queue lock orders after our push. k_locked is set here, so the hand-over
+            // mode is only ever set on a held mutex.
+            const std::uint32_t wanted = state | k_waiters | (hand_over ? k_handing_over : 0);
+            if (m_state.compare_exchange_weak(state, wanted, std::memory_order_relaxed,
                                               std::memory_order_relaxed))
                 break;
         }
-        m_waiters.push_back(w);
+        w.outcome = wait_outcome::queued;
+        if (again)
+            m_waiters.push_front(w);
+        else
+            m_waiters.push_back(w);
         return false;
     }
 
-    // The slow unlock: the oldest waiter, which now owns the mutex (release it after this
-    // returns: its release publishes our critical section), or null if the queue emptied since
-    // try_unlock() failed (a waiter timed out) and the mutex is free.
-    waiter* hand_over() noexcept {
+    // The slow unlock. Returns the waiter to release after this returns (its release publishes
+    // our critical section), or null if the queue emptied since try_unlock() failed (a waiter
+    // timed out) and the mutex is free. In the hand-over mode the oldest waiter is granted the
+    // mutex, which stays held; otherwise the mutex is freed and the oldest waiter woken to
+    // compete for it.
+    waiter* release_one() noexcept {
         std::lock_guard guard(m_queue_lock);
         if (m_waiters.empty()) {
             m_state.store(0, std::memory_order_release); // as try_unlock()
             return nullptr;
         }
         waiter& next = m_waiters.pop_front();
-        next.outcome = wait_outcome::granted;
-        if (m_waiters.empty())
-            m_state.store(k_locked, std::memory_order_relaxed); // still locked: by `next`
+        const bool empty = m_waiters.empty();
+        if ((m_state.load(std::memory_order_relaxed) & k_handing_over) != 0) {
+            next.outcome = wait_outcome::granted;
+            if (empty) // held by `next` now, and back to the normal mode
+                m_state.store(k_locked, std::memory_order_relaxed);
+            return &next;
+        }
+        next.outcome = wait_outcome::woken;
+        // release: as try_unlock(); the next owner's acquire takes our critical section. Nothing
+        // else changes the word meanwhile: it is held (no take succeeds) and we hold the queue
+        // lock.
+        m_state.fetch_and(~(k_locked | (empty ? k_waiters : 0)), std::memory_order_release);
         return &next;
     }
 
-    // A timed-out waiter: true if it was still queued (it is taken out and marked timed out);
-    // false if hand_over() took it first (the caller then waits for that release).
+    // A timed-out waiter: true if it was still queued (taken out, marked timed out); false if
+    // release_one() took it first (the caller then waits for that release).
     bool withdraw(waiter& w) noexcept {
         std::lock_guard guard(m_queue_lock);
         if (w.outcome != wait_outcome::queued)
             return false;
         m_waiters.unlink(w);
         w.outcome = wait_outcome::timed_out;
-        if (m_waiters.empty())
-            m_state.fetch_and(~k_waiters, std::memory_order_relaxed); // fast unlocks again
+        if (m_waiters.empty()) // fast unlocks again, and no hand-over to nobody
+            m_state.fetch_and(~(k_waiters | k_handing_over), std::memory_order_relaxed);
         return true;
     }
 
@@ -98,9 +134,10 @@ public:
 private:
     static constexpr std::uint32_t k_locked = 1;
     static constexpr std::uint32_t k_waiters = 2;
+    static constexpr std::uint32_t k_handing_over = 4;
 
     typename Atomics::template atomic<std::uint32_t> m_state{0};
-    QueueLock m_queue_lock; // guards m_waiters and the changes of k_waiters
+    QueueLock m_queue_lock; // guards m_waiters and the changes of k_waiters and k_handing_over
     basic_waiter_queue<waiter> m_waiters;
 };
 

@@ -24,6 +24,7 @@ namespace fj::detail {
 enum class wait_outcome : std::uint8_t {
     queued,    // in its primitive's queue (or not yet queued)
     granted,   // released by the primitive: the lock, a token, a phase, a value...
+    woken,     // released to try again (a mutex freed for its queued waiters to compete for)
     timed_out, // taken out of the queue by its deadline
     closed,    // released by channel::close()
 };
@@ -52,6 +53,16 @@ class basic_waiter_queue {
 public:
     bool empty() const noexcept { return m_first == nullptr; }
     Waiter* front() const noexcept { return m_first; }
+
+    void push_front(Waiter& w) noexcept {
+        w.prev = nullptr;
+        w.next = m_first;
+        if (m_first != nullptr)
+            m_first->prev = &w;
+        else
+            m_last = &w;
+        m_first = &w;
+    }
 
     void push_back(Waiter& w) noexcept {
         w.next = nullptr;
