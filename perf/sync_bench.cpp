@@ -3,9 +3,12 @@
 // a part (the order rotating by one per round); each part prints per variant the median and range
 // over the rounds and the per-round ratios fj / std.
 //
-//   sync_bench [--rounds 11] [--parts latch,sleeps,lock,counter,pipeline] [--meetings 100]
-//              [--pairs 10000000] [--iterations 100000] [--repeat 10] [--items 100000]
-//              [--capacity 64] [--work 0]
+//   sync_bench [--rounds 11] [--parts latch,sleeps,lock,counter,pipeline,wake,sleepers,pingpong,
+//              stages,contended8] [--meetings 100] [--pairs 10000000] [--iterations 100000]
+//              [--repeat 10] [--items 100000] [--capacity 64] [--work 0] [--samples 2000]
+//              [--gap 50] [--sleepers 10000] [--async-threads 10000] [--sleeper-rounds 3]
+//              [--messages 100000] [--stage-items 1000000] [--stage-work 4] [--tokens 8]
+//              [--contenders 8] [--lock-iterations 20000] [--inside 150] [--outside 150]
 //
 // latch     4 tasks on a fresh 2-worker pool each arrive_and_wait on a latch of 4: std::latch
 //           (2 workers block, the rescue starts spares for the other 2 tasks) against fj::latch
@@ -26,6 +29,27 @@
 //           variants get a fresh pool per round and submit the producers first; the sum is
 //           checked. For scale, the sum and work in one serial loop, and the channel's variant
 //           on a pool of 1 worker.
+// wake      wake-to-run latency on a fresh 2-worker pool: task A waits on a binary semaphore,
+//           task B (holding the other worker) waits --gap µs after A announced its wait, takes a
+//           steady_clock time and releases; A takes the time it runs again. --samples per round;
+//           per round the median and the 99th percentile, µs: fj::binary_semaphore (A parks)
+//           against std::binary_semaphore (A blocks its worker).
+// sleepers  --sleepers tasks each in fj::this_task::sleep_for(100 ms) on a fresh 2-worker pool,
+//           against --async-threads std::async threads each sleeping 100 ms (a thread creation
+//           that fails is reported); the batch's wall time; --sleeper-rounds rounds.
+// pingpong  two tasks pass a counter back and forth through two fj::channel<int>, --messages
+//           messages (each received value + 1 is sent on), capacity 0 and 1, on a fresh pool of
+//           1 and of 2 workers; for scale, the std queue of capacity 1 between 2 std::threads;
+//           ns per message.
+// stages    --stage-items ints through 4 stages of --stage-work multiply-adds each on a fresh
+//           2-worker pool: one task per stage joined by 3 fj::channels of --capacity, against
+//           fj::parallel_pipeline (serial_in_order first and last stage, parallel middle ones,
+//           --tokens tokens) run from a task of the pool; the sum is checked against one serial
+//           loop, also timed.
+// contended8  --contenders tasks on a fresh 2-worker pool, each --lock-iterations times taking
+//           the mutex around --inside multiply-adds on shared data, then --outside multiply-adds
+//           of its own: std::mutex against fj::mutex; ms per run; the shared result is checked.
+//           For scale, the same work in one serial loop with no lock.
 #include "driver_cli.hpp"
 #include "measure.hpp"
 #include "paired_rounds.hpp"
@@ -40,9 +64,12 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <iterator>
 #include <latch>
 #include <mutex>
+#include <semaphore>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -53,6 +80,9 @@ namespace {
 using namespace std::chrono_literals;
 using fj_perf::spread_of;
 
+const char* const all_parts[] = {"latch", "sleeps",   "lock",     "counter", "pipeline",
+                                 "wake",  "sleepers", "pingpong", "stages",  "contended8"};
+
 struct options {
     int rounds = 11;
     int meetings = 100;
@@ -62,15 +92,32 @@ struct options {
     int items = 100'000;
     int capacity = 64;
     int work = 0;
-    std::vector<std::string> parts{"latch", "sleeps", "lock", "counter", "pipeline"};
+    int samples = 2000;
+    int gap_us = 50;
+    int sleepers = 10'000;
+    int async_threads = 10'000;
+    int sleeper_rounds = 3;
+    int messages = 100'000;
+    int stage_items = 1'000'000;
+    int stage_work = 4;
+    int tokens = 8;
+    int contenders = 8;
+    int lock_iterations = 20'000;
+    int inside = 150;
+    int outside = 150;
+    std::vector<std::string> parts{std::begin(all_parts), std::end(all_parts)};
 };
 
 options parse(int argc, char** argv) {
-    const fj_perf::driver_cli cli("sync_bench",
-                                  "[--rounds 11] [--parts latch,sleeps,lock,counter,pipeline] "
-                                  "[--meetings 100] [--pairs 10000000] [--iterations 100000] "
-                                  "[--repeat 10] [--items 100000] [--capacity 64] [--work 0]",
-                                  argc, argv);
+    const fj_perf::driver_cli cli(
+        "sync_bench",
+        "[--rounds 11] [--parts latch,sleeps,lock,counter,pipeline,wake,sleepers,pingpong,stages,"
+        "contended8] [--meetings 100] [--pairs 10000000] [--iterations 100000] [--repeat 10] "
+        "[--items 100000] [--capacity 64] [--work 0] [--samples 2000] [--gap 50] "
+        "[--sleepers 10000] [--async-threads 10000] [--sleeper-rounds 3] [--messages 100000] "
+        "[--stage-items 1000000] [--stage-work 4] [--tokens 8] [--contenders 8] "
+        "[--lock-iterations 20000] [--inside 150] [--outside 150]",
+        argc, argv);
     options o;
     cli.for_each_option([&](const std::string& name, const std::string& value) {
         if (name == "--rounds") {
@@ -89,12 +136,39 @@ options parse(int argc, char** argv) {
             o.capacity = cli.integer(value, 1, name);
         } else if (name == "--work") {
             o.work = cli.integer(value, 0, name);
+        } else if (name == "--samples") {
+            o.samples = cli.integer(value, 1, name);
+        } else if (name == "--gap") {
+            o.gap_us = cli.integer(value, 0, name);
+        } else if (name == "--sleepers") {
+            o.sleepers = cli.integer(value, 1, name);
+        } else if (name == "--async-threads") {
+            o.async_threads = cli.integer(value, 1, name);
+        } else if (name == "--sleeper-rounds") {
+            o.sleeper_rounds = cli.integer(value, 1, name);
+        } else if (name == "--messages") {
+            o.messages = cli.integer(value, 2, name);
+        } else if (name == "--stage-items") {
+            o.stage_items = cli.integer(value, 1, name);
+        } else if (name == "--stage-work") {
+            o.stage_work = cli.integer(value, 0, name);
+        } else if (name == "--tokens") {
+            o.tokens = cli.integer(value, 1, name);
+        } else if (name == "--contenders") {
+            o.contenders = cli.integer(value, 1, name);
+        } else if (name == "--lock-iterations") {
+            o.lock_iterations = cli.integer(value, 1, name);
+        } else if (name == "--inside") {
+            o.inside = cli.integer(value, 0, name);
+        } else if (name == "--outside") {
+            o.outside = cli.integer(value, 0, name);
         } else if (name == "--parts") {
             o.parts = fj_perf::split(value);
             for (const auto& p : o.parts)
-                if (p != "latch" && p != "sleeps" && p != "lock" && p != "counter" &&
-                    p != "pipeline")
-                    cli.fail("unknown part '" + p + "' (latch, sleeps, lock, counter, pipeline)");
+                if (std::find(std::begin(all_parts), std::end(all_parts), p) == std::end(all_parts))
+                    cli.fail("unknown part '" + p +
+                             "' (latch, sleeps, lock, counter, pipeline, wake, sleepers, "
+                             "pingpong, stages, contended8)");
         } else {
             cli.fail("unknown option " + name);
         }
@@ -157,6 +231,18 @@ void print_variant(const variant& v, const char* format = "%10.3f") {
     if (!v.spares.empty()) {
         const auto s = spread_of(v.spares);
         std::printf("   %6.0f / %-6.0f %8.0f", s.median, s.hi, fj_perf::median(v.parks));
+    }
+    std::printf("\n");
+}
+
+// Each round's time, in the order run, with the tasks parked where a pool ran it: shows whether
+// a wide range is two regimes or noise.
+void print_rounds(const variant& v, const char* format = "%.1f") {
+    std::printf("  %s per round:", v.name.c_str());
+    for (std::size_t r = 0; r < v.times.size(); ++r) {
+        std::printf(" %s", fj_perf::fmt(format, v.times[r]).c_str());
+        if (r < v.parks.size())
+            std::printf(" (%.0f)", v.parks[r]);
     }
     std::printf("\n");
 }
@@ -548,6 +634,464 @@ void pipeline_part(const options& o) {
     print_ratio(v[0], v[4]);
 }
 
+// --- wake -------------------------------------------------------------------------------------
+
+// One round's wake-to-run latencies: task A waits, task B releases it --gap µs after A announced
+// its wait. µs from B's release to A running again; the median and the 99th percentile.
+struct wake_latency {
+    double median_us = 0, p99_us = 0;
+};
+
+template <class Semaphore>
+wake_latency wake_round(fj::scheduler& pool, int samples, int gap_us) {
+    using clock = fj_perf::clock_type;
+    Semaphore semaphore(0);
+    std::atomic<int> waiting{-1}; // the sample A is about to wait for
+    std::vector<clock::time_point> released(static_cast<std::size_t>(samples));
+    std::vector<clock::time_point> resumed(released.size());
+    auto a = pool.submit([&] {
+        for (int i = 0; i < samples; ++i) {
+            waiting.store(i, std::memory_order_release);
+            semaphore.acquire();
+            resumed[static_cast<std::size_t>(i)] = clock::now();
+        }
+    });
+    // B spins, so it keeps its worker: A runs again on the other one.
+    auto b = pool.submit([&] {
+        for (int i = 0; i < samples; ++i) {
+            while (waiting.load(std::memory_order_acquire) != i) {
+            }
+            fj_perf::spin_for(std::chrono::microseconds(gap_us)); // A parks (or blocks) meanwhile
+            released[static_cast<std::size_t>(i)] = clock::now();
+            semaphore.release();
+        }
+    });
+    a.get();
+    b.get();
+    std::vector<double> us;
+    us.reserve(released.size());
+    for (std::size_t i = 0; i < released.size(); ++i) {
+        if (resumed[i] < released[i])
+            wrong("wake");
+        us.push_back(std::chrono::duration<double, std::micro>(resumed[i] - released[i]).count());
+    }
+    std::sort(us.begin(), us.end());
+    return {fj_perf::median(us),
+            us[static_cast<std::size_t>(0.99 * static_cast<double>(us.size() - 1))]};
+}
+
+void wake_part(const options& o) {
+    std::printf("\nwake: task A waits on a binary semaphore, task B on the other worker releases "
+                "it %d us after A's announcement; us from the release to A running, %d samples "
+                "per round, a fresh 2-worker pool per round, %d rounds\n",
+                o.gap_us, o.samples, o.rounds);
+    variant median[2] = {{"std::binary_semaphore, median", {}, {}, {}},
+                         {"fj::binary_semaphore, median", {}, {}, {}}};
+    variant p99[2] = {{"std::binary_semaphore, p99", {}, {}, {}},
+                      {"fj::binary_semaphore, p99", {}, {}, {}}};
+    interleave(o.rounds, 2, [&](std::size_t i) {
+        fj::scheduler pool(pool_options(2));
+        warm(pool);
+        const auto w = i == 0 ? wake_round<std::binary_semaphore>(pool, o.samples, o.gap_us)
+                              : wake_round<fj::binary_semaphore>(pool, o.samples, o.gap_us);
+        median[i].times.push_back(w.median_us);
+        p99[i].times.push_back(w.p99_us);
+        record_pool(median[i], pool);
+        record_pool(p99[i], pool);
+    });
+    print_head("us median");
+    for (const auto& v : median)
+        print_variant(v, "%10.2f");
+    for (const auto& v : p99)
+        print_variant(v, "%10.2f");
+    print_ratio(median[1], median[0]);
+    print_ratio(p99[1], p99[0]);
+}
+
+// --- sleepers ---------------------------------------------------------------------------------
+
+double fj_sleepers_ms(fj::scheduler& pool, int sleepers) {
+    std::atomic<int> woken{0};
+    std::vector<fj::future<void>> tasks;
+    tasks.reserve(static_cast<std::size_t>(sleepers));
+    const double t = ms_of([&] {
+        for (int i = 0; i < sleepers; ++i)
+            tasks.push_back(pool.submit([&woken] {
+                fj::this_task::sleep_for(100ms);
+                woken.fetch_add(1, std::memory_order_relaxed);
+            }));
+        for (auto& f : tasks)
+            f.get();
+    });
+    if (woken.load() != sleepers)
+        wrong("sleepers");
+    return t;
+}
+
+// The threads' wall time; `started` tells how many std::async could start (it throws
+// std::system_error when the system refuses a thread).
+double async_sleepers_ms(int threads, int& started) {
+    std::vector<std::future<void>> futures;
+    futures.reserve(static_cast<std::size_t>(threads));
+    const double t = ms_of([&] {
+        try {
+            for (int i = 0; i < threads; ++i)
+                futures.push_back(
+                    std::async(std::launch::async, [] { std::this_thread::sleep_for(100ms); }));
+        } catch (const std::system_error&) {
+        }
+        for (auto& f : futures)
+            f.get();
+    });
+    started = static_cast<int>(futures.size());
+    return t;
+}
+
+void sleepers_part(const options& o) {
+    std::printf("\nsleepers: %d tasks in fj::this_task::sleep_for(100 ms) on a fresh 2-worker "
+                "pool, against %d std::async threads sleeping 100 ms; ms, %d rounds\n",
+                o.sleepers, o.async_threads, o.sleeper_rounds);
+    variant v[2] = {{std::to_string(o.sleepers) + " fj tasks, 2 workers", {}, {}, {}},
+                    {std::to_string(o.async_threads) + " std::async threads", {}, {}, {}}};
+    int fewest_started = o.async_threads;
+    interleave(o.sleeper_rounds, 2, [&](std::size_t i) {
+        if (i == 1) {
+            int started = 0;
+            v[1].times.push_back(async_sleepers_ms(o.async_threads, started));
+            fewest_started = std::min(fewest_started, started);
+            return;
+        }
+        fj::scheduler pool(pool_options(2));
+        warm(pool);
+        v[0].times.push_back(fj_sleepers_ms(pool, o.sleepers));
+        record_pool(v[0], pool);
+    });
+    print_head("ms median");
+    for (const auto& x : v)
+        print_variant(x, "%10.1f");
+    if (fewest_started < o.async_threads)
+        std::printf("  (std::async could start only %d of %d threads in some round: "
+                    "std::system_error)\n",
+                    fewest_started, o.async_threads);
+    print_ratio(v[0], v[1]);
+}
+
+// --- pingpong ---------------------------------------------------------------------------------
+
+// Two players pass a counter: play() sends c + 1 there and takes c back; serve() sends back what
+// it received + 1. After `trips` round trips play() holds 2 * trips.
+template <class Queue>
+struct pingpong {
+    Queue there, back;
+    int trips;
+    int last = 0;
+
+    pingpong(std::size_t capacity, int t) : there(capacity), back(capacity), trips(t) {}
+
+    void serve() {
+        int c = 0;
+        for (int k = 0; k < trips; ++k) {
+            there.receive(c);
+            back.send(c + 1);
+        }
+    }
+
+    void play() {
+        int c = 0;
+        for (int k = 0; k < trips; ++k) {
+            there.send(c + 1);
+            back.receive(c);
+        }
+        last = c;
+    }
+
+    double ns_per_message(double ms) const {
+        if (last != 2 * trips)
+            wrong("pingpong");
+        return ms * 1e6 / (2.0 * trips);
+    }
+};
+
+double pingpong_tasks_ns(fj::scheduler& pool, std::size_t capacity, int messages) {
+    pingpong<fj_queue> p(capacity, messages / 2);
+    const double t = ms_of([&] {
+        auto server = pool.submit([&p] { p.serve(); });
+        auto player = pool.submit([&p] { p.play(); });
+        player.get();
+        server.get();
+    });
+    return p.ns_per_message(t);
+}
+
+double pingpong_threads_ns(int messages) {
+    pingpong<std_queue> p(1, messages / 2);
+    const double t = ms_of([&] {
+        std::thread server([&p] { p.serve(); });
+        std::thread player([&p] { p.play(); });
+        player.join();
+        server.join();
+    });
+    return p.ns_per_message(t);
+}
+
+void pingpong_part(const options& o) {
+    std::printf("\npingpong: 2 tasks pass a counter through two fj::channel<int>, %d messages, "
+                "a fresh pool per round; ns per message, %d rounds\n",
+                o.messages / 2 * 2, o.rounds);
+    variant v[5] = {{"fj::channel(0), 1 worker", {}, {}, {}},
+                    {"fj::channel(1), 1 worker", {}, {}, {}},
+                    {"fj::channel(0), 2 workers", {}, {}, {}},
+                    {"fj::channel(1), 2 workers", {}, {}, {}},
+                    {"std queue(1), 2 std::threads", {}, {}, {}}};
+    interleave(o.rounds, 5, [&](std::size_t i) {
+        if (i == 4) {
+            v[i].times.push_back(pingpong_threads_ns(o.messages));
+            return;
+        }
+        fj::scheduler pool(pool_options(i < 2 ? 1 : 2));
+        warm(pool);
+        v[i].times.push_back(pingpong_tasks_ns(pool, i % 2, o.messages));
+        record_pool(v[i], pool);
+    });
+    print_head("ns median");
+    for (const auto& x : v)
+        print_variant(x, "%10.1f");
+    print_ratio(v[2], v[0]);
+    print_ratio(v[3], v[1]);
+    print_ratio(v[3], v[4]);
+}
+
+// --- stages -----------------------------------------------------------------------------------
+
+// One stage's work on an item: `work` dependent multiply-adds, kept by the empty asm.
+inline std::uint64_t mix(std::uint64_t x, int work) {
+    for (int k = 0; k < work; ++k) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        asm volatile("" : "+r"(x));
+    }
+    return x;
+}
+
+// The 4 stages in one loop: the reference sum (wrapping) and the scale.
+double stages_serial_ms(const options& o, std::uint64_t& sum) {
+    sum = 0;
+    return ms_of([&] {
+        for (int i = 0; i < o.stage_items; ++i)
+            sum += mix(mix(mix(mix(static_cast<std::uint64_t>(i), o.stage_work), o.stage_work),
+                           o.stage_work),
+                       o.stage_work);
+    });
+}
+
+double stages_channels_ms(fj::scheduler& pool, const options& o, std::uint64_t expected) {
+    const auto capacity = static_cast<std::size_t>(o.capacity);
+    fj::channel<std::uint64_t> c1(capacity), c2(capacity), c3(capacity);
+    const int n = o.stage_items, work = o.stage_work;
+    std::uint64_t sum = 0;
+    auto middle = [work](fj::channel<std::uint64_t>& in, fj::channel<std::uint64_t>& out) {
+        while (const auto v = in.receive())
+            out.send(mix(*v, work));
+        out.close();
+    };
+    std::vector<fj::future<void>> tasks;
+    tasks.reserve(4);
+    const double t = ms_of([&] {
+        tasks.push_back(pool.submit([&] {
+            for (int i = 0; i < n; ++i)
+                c1.send(mix(static_cast<std::uint64_t>(i), work));
+            c1.close();
+        }));
+        tasks.push_back(pool.submit([&] { middle(c1, c2); }));
+        tasks.push_back(pool.submit([&] { middle(c2, c3); }));
+        tasks.push_back(pool.submit([&] {
+            std::uint64_t s = 0;
+            while (const auto v = c3.receive())
+                s += mix(*v, work);
+            sum = s;
+        }));
+        for (auto& f : tasks)
+            f.get();
+    });
+    if (sum != expected)
+        wrong("stages (channels)");
+    return t;
+}
+
+double stages_pipeline_ms(fj::scheduler& pool, const options& o, std::uint64_t expected) {
+    const int n = o.stage_items, work = o.stage_work;
+    std::uint64_t sum = 0;
+    const double t = ms_of([&] {
+        // Run from a task, so that the pool's 2 workers do all the work (called from main, the
+        // caller would join them as a third thread).
+        pool.submit([&] {
+                int next = 0;
+                fj::parallel_pipeline(pool, static_cast<std::size_t>(o.tokens),
+                                      fj::make_filter<void, std::uint64_t>(
+                                          fj::filter_mode::serial_in_order,
+                                          [&](fj::flow_control& fc) -> std::uint64_t {
+                                              if (next == n) {
+                                                  fc.stop();
+                                                  return 0;
+                                              }
+                                              return mix(static_cast<std::uint64_t>(next++), work);
+                                          }) &
+                                          fj::make_filter<std::uint64_t, std::uint64_t>(
+                                              fj::filter_mode::parallel,
+                                              [work](std::uint64_t x) { return mix(x, work); }) &
+                                          fj::make_filter<std::uint64_t, std::uint64_t>(
+                                              fj::filter_mode::parallel,
+                                              [work](std::uint64_t x) { return mix(x, work); }) &
+                                          fj::make_filter<std::uint64_t, void>(
+                                              fj::filter_mode::serial_in_order,
+                                              [&](std::uint64_t x) { sum += mix(x, work); }));
+            })
+            .get();
+    });
+    if (sum != expected)
+        wrong("stages (parallel_pipeline)");
+    return t;
+}
+
+void stages_part(const options& o) {
+    std::printf("\nstages: %d ints through 4 stages of %d multiply-adds, a fresh 2-worker pool per "
+                "round; channels of %d between 4 tasks against fj::parallel_pipeline with %d "
+                "tokens; ms, %d rounds\n",
+                o.stage_items, o.stage_work, o.capacity, o.tokens, o.rounds);
+    std::uint64_t expected = 0;
+    stages_serial_ms(o, expected); // the reference sum, untimed
+    variant v[3] = {{"fj::channel, 4 tasks", {}, {}, {}},
+                    {"fj::parallel_pipeline", {}, {}, {}},
+                    {"serial loop, no stages", {}, {}, {}}};
+    interleave(o.rounds, 3, [&](std::size_t i) {
+        if (i == 2) {
+            std::uint64_t sum = 0;
+            v[i].times.push_back(stages_serial_ms(o, sum));
+            if (sum != expected)
+                wrong("stages (serial)");
+            return;
+        }
+        fj::scheduler pool(pool_options(2));
+        warm(pool);
+        v[i].times.push_back(i == 0 ? stages_channels_ms(pool, o, expected)
+                                    : stages_pipeline_ms(pool, o, expected));
+        record_pool(v[i], pool);
+    });
+    print_head("ms median");
+    for (const auto& x : v)
+        print_variant(x, "%10.1f");
+    print_rounds(v[0]);
+    print_rounds(v[1]);
+    print_ratio(v[0], v[1]);
+    print_ratio(v[0], v[2]);
+    print_ratio(v[1], v[2]);
+}
+
+// --- contended8 -------------------------------------------------------------------------------
+
+// What the critical sections update: their multiply-adds run on x, in whatever order, so x ends
+// at the same value as in one serial loop.
+struct shared_data {
+    std::uint64_t x = 0;
+    long entries = 0;
+};
+
+template <class Mutex>
+double contended_ms(fj::scheduler& pool, const options& o, std::uint64_t expected) {
+    Mutex m;
+    shared_data shared;
+    std::atomic<std::uint64_t> outside_sum{0};
+    std::vector<fj::future<void>> tasks;
+    tasks.reserve(static_cast<std::size_t>(o.contenders));
+    const double t = ms_of([&] {
+        for (int k = 0; k < o.contenders; ++k)
+            tasks.push_back(pool.submit([&, k] {
+                auto own = static_cast<std::uint64_t>(k);
+                for (int i = 0; i < o.lock_iterations; ++i) {
+                    {
+                        std::lock_guard guard(m);
+                        shared.x = mix(shared.x, o.inside);
+                        ++shared.entries;
+                    }
+                    own = mix(own, o.outside);
+                }
+                outside_sum.fetch_add(own, std::memory_order_relaxed);
+            }));
+        for (auto& f : tasks)
+            f.get();
+    });
+    if (shared.x != expected ||
+        shared.entries != static_cast<long>(o.contenders) * o.lock_iterations)
+        wrong("contended8");
+    return t;
+}
+
+// The same sections in one loop, with no lock: the reference x and the scale.
+double contended_serial_ms(const options& o, std::uint64_t& x) {
+    x = 0;
+    std::uint64_t own_sum = 0;
+    const double t = ms_of([&] {
+        for (int k = 0; k < o.contenders; ++k) {
+            auto own = static_cast<std::uint64_t>(k);
+            for (int i = 0; i < o.lock_iterations; ++i) {
+                x = mix(x, o.inside);
+                own = mix(own, o.outside);
+            }
+            own_sum += own;
+        }
+    });
+    asm volatile("" : : "r"(own_sum));
+    return t;
+}
+
+// ns of `work` multiply-adds, the median of 11 timings of 100,000 of them.
+double mix_ns(int work) {
+    std::vector<double> ns;
+    std::uint64_t x = 0;
+    for (int r = 0; r < 11; ++r)
+        ns.push_back(fj_perf::seconds_of([&] {
+                         for (int i = 0; i < 100'000; ++i)
+                             x = mix(x, work);
+                     }) *
+                     1e9 / 100'000);
+    asm volatile("" : : "r"(x));
+    return fj_perf::median(ns);
+}
+
+void contended_part(const options& o) {
+    std::printf("\ncontended8: %d tasks on a fresh 2-worker pool, each %d times: lock, %d "
+                "multiply-adds on shared data (%.0f ns), unlock, %d of its own (%.0f ns); ms per "
+                "run, %d rounds\n",
+                o.contenders, o.lock_iterations, o.inside, mix_ns(o.inside), o.outside,
+                mix_ns(o.outside), o.rounds);
+    std::uint64_t expected = 0;
+    contended_serial_ms(o, expected); // the reference x, untimed
+    variant v[3] = {{"std::mutex", {}, {}, {}},
+                    {"fj::mutex", {}, {}, {}},
+                    {"serial loop, no lock", {}, {}, {}}};
+    interleave(o.rounds, 3, [&](std::size_t i) {
+        if (i == 2) {
+            std::uint64_t x = 0;
+            v[i].times.push_back(contended_serial_ms(o, x));
+            if (x != expected)
+                wrong("contended8 (serial)");
+            return;
+        }
+        fj::scheduler pool(pool_options(2));
+        warm(pool);
+        v[i].times.push_back(i == 0 ? contended_ms<std::mutex>(pool, o, expected)
+                                    : contended_ms<fj::mutex>(pool, o, expected));
+        record_pool(v[i], pool);
+    });
+    print_head("ms median");
+    for (const auto& x : v)
+        print_variant(x, "%10.2f");
+    print_rounds(v[0]);
+    print_rounds(v[1]);
+    print_ratio(v[1], v[0]);
+    print_ratio(v[0], v[2]);
+    print_ratio(v[1], v[2]);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -557,11 +1101,11 @@ int main(int argc, char** argv) {
     const struct {
         const char* name;
         void (*run)(const options&);
-    } parts[] = {{"latch", latch_part},
-                 {"sleeps", sleeps_part},
-                 {"lock", lock_part},
-                 {"counter", counter_part},
-                 {"pipeline", pipeline_part}};
+    } parts[] = {{"latch", latch_part},       {"sleeps", sleeps_part},
+                 {"lock", lock_part},         {"counter", counter_part},
+                 {"pipeline", pipeline_part}, {"wake", wake_part},
+                 {"sleepers", sleepers_part}, {"pingpong", pingpong_part},
+                 {"stages", stages_part},     {"contended8", contended_part}};
     for (const auto& p : parts) {
         if (!wants(o, p.name))
             continue;
