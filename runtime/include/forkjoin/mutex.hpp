@@ -6,8 +6,9 @@
 // Fairness: a free mutex may be taken by anyone (no convoy of hand-overs under contention), and
 // unlock() wakes the oldest waiter to compete for it; a waiter that loses goes back to the front
 // of the queue, and one that has lost 3 times switches the mutex to hand-over (each unlock gives
-// it to the oldest waiter) until the queue is empty: no waiter starves. A locker that finds it
-// held spins briefly before it parks. Uncontended, lock() and unlock() are one compare-exchange
+// it to the oldest waiter) until it has the mutex: no waiter starves. One woken waiter at a time:
+// an unlock wakes nobody while a woken waiter has not resumed. A locker that finds it held spins
+// briefly before it parks. Uncontended, lock() and unlock() are one compare-exchange
 // each.
 // Unlike std::mutex, it may be unlocked by another thread than the one that locked it: a task
 // that parked while holding it may resume on another worker. docs/sync.md; the protocol:

@@ -10,8 +10,8 @@ namespace {
 // short critical section ends within a few hundred nanoseconds, while parking and resuming cost
 // microseconds: a brief spin takes the mutex as soon as it is free.
 constexpr int k_spins_before_queuing = 100;
-// How many times a waiter may be woken and lose the mutex to a newcomer before it switches the
-// mutex to the hand-over mode (no waiter waits for ever).
+// How many times a waiter may be woken and lose the mutex to a newcomer before it asks for the
+// hand-over mode, which lasts until it has the mutex (no waiter waits for ever).
 constexpr int k_losses_before_hand_over = 3;
 } // namespace
 
@@ -39,7 +39,9 @@ void mutex::lock_slow() {
         detail::wait_released(w, detail::park_reason::mutex);
         if (w.outcome == detail::wait_outcome::granted)
             return; // handed over: ours, with the last owner's writes visible
-        // Woken: the mutex was freed for us to compete for; try again, first in the queue.
+        // Woken: the mutex was freed for us to compete for; try again, first in the queue. From
+        // now on an unlock may wake another waiter.
+        m_protocol.end_wake();
     }
 }
 
@@ -59,6 +61,8 @@ bool mutex::lock_slow_until(std::chrono::steady_clock::time_point deadline) {
             return true;
         if (w.outcome == detail::wait_outcome::timed_out)
             return m_protocol.try_take(); // one last try, as a timed lock of std's may
+        m_protocol.end_wake(); // woken: as in lock_slow(). A later give-up follows a failed
+                               // take, so the mutex is held then, and its unlock wakes the next
     }
 }
 

@@ -36,7 +36,8 @@ struct basic_sync_waiter {
     basic_sync_waiter* next = nullptr;
     basic_sync_waiter* prev = nullptr;
     wait_outcome outcome = wait_outcome::queued;
-    void* payload = nullptr; // a channel's value to send, or the slot a receiver fills
+    bool asked_hand_over = false; // a mutex's waiter that asked for the hand-over mode
+    void* payload = nullptr;      // a channel's value to send, or the slot a receiver fills
 };
 using sync_waiter = basic_sync_waiter<>;
 
