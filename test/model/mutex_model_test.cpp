@@ -43,7 +43,9 @@ void lock(protocol& m) {
 
 // fj::mutex::try_lock_for() that times out as soon as it has queued: withdraw, or, when
 // release_one() took the waiter first, wait for it and take what it gives. True if it got the
-// mutex.
+// mutex. TryAfterWake: a woken waiter's give-up follows a failed take (the protocol); without it
+// the wake-up is lost, and the model must reject that variant.
+template <bool TryAfterWake = true>
 bool lock_or_give_up(protocol& m) {
     if (m.try_take())
         return true;
@@ -60,7 +62,8 @@ bool lock_or_give_up(protocol& m) {
         return true;
     RL_ASSERT(w.outcome == fj::detail::wait_outcome::woken);
     m.end_wake();
-    return m.try_take(); // gives up if it fails: the mutex is held, and its unlock wakes the next
+    // Gives up if the take fails: the mutex is held then, and its unlock wakes the next.
+    return TryAfterWake && m.try_take();
 }
 
 void unlock(protocol& m) {
@@ -73,8 +76,8 @@ void unlock(protocol& m) {
 // Three threads each lock, increment, unlock. GiveUp: thread 2 gives up if it has to queue.
 // Losses: after how many lost wake-ups a waiter asks for the hand-over mode (0: at once, so the
 // hand-over is exercised; 3: the runtime's, so barging is).
-template <bool GiveUp, int Losses = 3>
-struct mutex_scenario : rl::test_suite<mutex_scenario<GiveUp, Losses>, 3> {
+template <bool GiveUp, int Losses = 3, bool TryAfterWake = true>
+struct mutex_scenario : rl::test_suite<mutex_scenario<GiveUp, Losses, TryAfterWake>, 3> {
     protocol m;
     rl::var<int> counter;
     int got = 0;
@@ -83,7 +86,7 @@ struct mutex_scenario : rl::test_suite<mutex_scenario<GiveUp, Losses>, 3> {
 
     void thread(unsigned index) {
         if (GiveUp && index == 2) {
-            if (!lock_or_give_up(m))
+            if (!lock_or_give_up<TryAfterWake>(m))
                 return;
         } else {
             lock<Losses>(m);
@@ -112,9 +115,14 @@ TEST(mutex_model, two_lockers_and_one_that_times_out) {
 }
 
 using hand_over_scenario = mutex_scenario<false, 0>;
+using lost_wake_scenario = mutex_scenario<true, 3, false>;
 
 TEST(mutex_model, three_lockers_in_the_hand_over_mode) {
     FJ_EXPECT_MODEL_PASSES(fj::model::check<hand_over_scenario>(k_bound));
+}
+
+TEST(mutex_model, a_woken_waiter_that_gives_up_without_trying_is_rejected) {
+    EXPECT_FALSE(fj::model::check<lost_wake_scenario>(k_bound).passed);
 }
 
 constexpr auto acquire = std::memory_order::acquire;
