@@ -51,12 +51,19 @@ public:
         return false;
     }
 
-    // The fast unlock; false when anything but k_locked is set (then call release_one()).
-    // release: pairs with the next owner's acquire.
+    // The fast unlock: an idle mutex, or one whose woken waiter has not resumed yet (outside the
+    // hand-over mode), which release_one() would only free: nobody else is to be woken. False
+    // otherwise (then call release_one()). release: pairs with the next owner's acquire.
     bool try_unlock() noexcept {
         std::uint32_t expected = k_locked;
-        return m_state.compare_exchange_strong(expected, 0, std::memory_order_release,
-                                               std::memory_order_relaxed);
+        if (m_state.compare_exchange_strong(expected, 0, std::memory_order_release,
+                                            std::memory_order_relaxed))
+            return true;
+        while ((expected & (k_locked | k_woken | k_handing_over)) == (k_locked | k_woken))
+            if (m_state.compare_exchange_weak(expected, expected & ~k_locked,
+                                              std::memory_order_release, std::memory_order_relaxed))
+                return true;
+        return false;
     }
 
     // A woken waiter has resumed: from now on an unlock may wake another. relaxed: a hint for
