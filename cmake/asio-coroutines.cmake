@@ -7,7 +7,7 @@
 # the Coroutines TS's <experimental/coroutine>, which libstdc++ does not have: on Debian 12 that
 # means g++ (12) yes, clang++-14 no. Checked by compiling, not by compiler id, so a Boost or a
 # compiler that supports it is picked up by itself. Included by examples/ and test/; the result
-# is cached.
+# is cached. fj_link_asio (below) adds what such a target needs.
 include_guard(GLOBAL)
 include(CheckCXXSourceCompiles)
 
@@ -49,3 +49,15 @@ else()
                    "${Boost_VERSION}: skipping examples/asio_server and test/asio/ "
                    "(g++ 10 or later builds them)")
 endif()
+
+# fj_link_asio(<target>): what a target using Boost.Asio needs. Under ThreadSanitizer, Asio's
+# fenced blocks are turned off (BOOST_ASIO_DISABLE_FENCED_BLOCK): TSan does not model
+# std::atomic_thread_fence, which g++ 12 reports as a warning (-Wtsan, an error under FJ_WERROR),
+# and Asio hands every handler between threads through its scheduler's mutex anyway, which TSan
+# does see.
+function(fj_link_asio target)
+    target_link_libraries(${target} PRIVATE Boost::headers)
+    if(CMAKE_CXX_FLAGS MATCHES "-fsanitize=[^ ]*thread")
+        target_compile_definitions(${target} PRIVATE BOOST_ASIO_DISABLE_FENCED_BLOCK)
+    endif()
+endfunction()

@@ -98,13 +98,16 @@ TEST_F(asio_bridge, values_come_out_of_the_co_await_on_the_io_thread) {
         fj::task<long> task = fib(20);
         from_task = co_await fj::asio::async_run(pool, std::move(task), asio::use_awaitable);
         here();
-        // A promise set by a thread outside every pool, after the coroutine suspended.
+        // A promise set by a thread outside every pool, most likely after the coroutine
+        // suspended (the future is taken before that thread starts: the two calls must not
+        // overlap).
         fj::promise<int> p;
+        fj::future<int> promised = p.get_future();
         std::thread setter([&p] {
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
             p.set_value(9);
         });
-        from_promise = co_await fj::asio::async_wait(p.get_future(), asio::use_awaitable);
+        from_promise = co_await fj::asio::async_wait(std::move(promised), asio::use_awaitable);
         here();
         setter.join();
     }));

@@ -59,6 +59,7 @@ struct run_state {
     long ticks = 0;
     std::atomic<long> ticks_in_flight{0};
     std::chrono::steady_clock::duration max_lateness{};
+    bool stopping = false; // set by the last client: cancel() misses a tick already queued
 };
 
 asio::awaitable<void> client(tcp::endpoint server, std::vector<request> requests, run_state& state,
@@ -80,13 +81,14 @@ asio::awaitable<void> client(tcp::endpoint server, std::vector<request> requests
             state.wrong.push_back(r.line + " -> " + reply + " (expected " + r.expected + ")");
     }
     if (--state.clients_left == 0) {
+        state.stopping = true;
         acceptor.close();
         ticker.cancel();
     }
 }
 
 asio::awaitable<void> tick(asio::steady_timer& ticker, run_state& state) {
-    for (;;) {
+    while (!state.stopping) {
         const auto due = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
         ticker.expires_at(due);
         try {
