@@ -3,7 +3,8 @@
 // forkjoin pool through fj::asio::async_run, so the I/O thread never computes nor waits.
 //
 //   asio_server [--port P] [--workers W]
-//       serves until SIGINT or SIGTERM; try `printf 'pi 0 32\n' | nc -q1 127.0.0.1 P`.
+//       serves until SIGINT or SIGTERM; from bash, for example:
+//       exec 3<>/dev/tcp/127.0.0.1/P; printf 'pi 0 32\n' >&3; head -1 <&3
 //   asio_server --self-test [--clients C] [--requests R] [--workers W]
 //       starts the server on a free port, connects C clients (coroutines on the same I/O thread)
 //       that send R requests each, plus one malformed one, and checks every reply against the

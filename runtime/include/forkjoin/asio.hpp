@@ -3,8 +3,9 @@
 //   namespace asio = boost::asio;
 //   asio::awaitable<void> session(asio::ip::tcp::socket socket, fj::scheduler& pool) {
 //       ...
-//       std::string reply = co_await fj::asio::async_run(pool, [line] { return answer(line); },
-//                                                        asio::use_awaitable);
+//       auto compute = [line] { return answer(line); }; // named: see docs/asio.md#gcc-12
+//       std::string reply =
+//           co_await fj::asio::async_run(pool, std::move(compute), asio::use_awaitable);
 //       int v = co_await fj::asio::async_wait(std::move(some_fj_future), asio::use_awaitable);
 //   }
 //
@@ -20,7 +21,8 @@
 // - The handler runs on its associated executor (the awaiting coroutine's own, for
 //   use_awaitable), queued there by post() from the worker that finished the computation: no
 //   I/O thread waits or computes, and no worker runs the handler. That executor has outstanding
-//   work until then, so io_context::run() does not return while a computation is pending.
+//   work until then, so io_context::run() does not run out of work while a computation is
+//   pending.
 // - Lifetimes: the pool outlives its computations (as for every fj task) and the executor's
 //   execution context outlives the operation (as for every Asio operation).
 //
