@@ -88,14 +88,22 @@ TEST(co_await_future, exceptions_and_cancellation_come_out_of_the_co_await) {
     reporting<int> failed = rethrow(pool.submit([]() -> int { throw std::runtime_error("boom"); }));
     EXPECT_THROW(result_of(failed), std::runtime_error);
 
-    fj::promise<void> hold;
-    fj::future<void> blocker = pool.submit([h = hold.get_future()]() mutable { h.get(); });
-    fj::future<int> queued = pool.submit([] { return 1; }); // behind the blocker: not started
-    EXPECT_TRUE(queued.cancel());
-    reporting<int> cancelled = rethrow(std::move(queued));
-    EXPECT_THROW(result_of(cancelled), fj::task_cancelled);
-    hold.set_value();
-    EXPECT_TRUE(fj_test::get_void(blocker));
+    // The blocker parks on its future once it runs, and the worker may then start `queued`
+    // before the cancel (a preempted test thread): a new pair until a cancel wins.
+    bool cancelled_one = false;
+    for (int attempt = 0; attempt < 100 && !cancelled_one; ++attempt) {
+        fj::promise<void> hold;
+        fj::future<void> blocker = pool.submit([h = hold.get_future()]() mutable { h.get(); });
+        fj::future<int> queued = pool.submit([] { return 1; }); // behind the blocker
+        cancelled_one = queued.cancel();
+        if (cancelled_one) {
+            reporting<int> cancelled = rethrow(std::move(queued));
+            EXPECT_THROW(result_of(cancelled), fj::task_cancelled);
+        }
+        hold.set_value();
+        EXPECT_TRUE(fj_test::get_void(blocker));
+    }
+    EXPECT_TRUE(cancelled_one);
 
     reporting<int> empty = rethrow(fj::future<int>());
     EXPECT_THROW(result_of(empty), std::future_error);

@@ -3,7 +3,9 @@
 // and where a task may not park, they block the thread as std::barrier's do. The completion
 // function runs once per phase, on the last task or thread to arrive, before any waiter of that
 // phase resumes. Arriving with more than the phase has left, and an expected count out of
-// [0, max()], throw std::invalid_argument. docs/sync.md; the protocol: docs/design/sync.md.
+// [0, max()], throw std::invalid_argument. In a coroutine, with <forkjoin/sync_await.hpp>:
+// co_await b.arrive_and_wait_async() or b.wait_async(token) (docs/coroutines.md). docs/sync.md; the
+// protocol: docs/design/sync.md.
 #pragma once
 
 #include <cstddef>
@@ -35,6 +37,8 @@ public:
     std::pair<std::uint64_t, bool> arrive(std::ptrdiff_t n, bool drop);
     void complete_phase() noexcept;
     void wait(std::uint64_t phase);
+    // True if `phase` has completed; else queues w (the caller waits for its release).
+    static bool completed_or_queue(void* core, std::uint64_t phase, sync_waiter& w);
 
 private:
     std::mutex m_lock; // guards everything below
@@ -69,6 +73,10 @@ public:
     void wait(arrival_token&& token) { m_core.wait(token.m_phase); }
     void arrive_and_wait() { m_core.wait(arrive_counted(1, false)); }
     void arrive_and_drop() { (void)arrive_counted(1, true); }
+
+    // <forkjoin/sync_await.hpp>; arrive_and_wait_async() arrives when called.
+    [[nodiscard]] detail::queue_awaiter wait_async(arrival_token&& token) noexcept;
+    [[nodiscard]] detail::queue_awaiter arrive_and_wait_async();
 
 private:
     std::uint64_t arrive_counted(std::ptrdiff_t n, bool drop) {

@@ -8,8 +8,9 @@
 //   std::optional<int> v = ch.receive(); // empty once the channel is closed and drained
 //   ch.close();                      // wakes every waiter; values already sent are still received
 //
-// Senders and receivers are served in arrival order. docs/sync.md; the protocol:
-// docs/design/sync.md#steps, step 11.
+// Senders and receivers are served in arrival order. In a coroutine, with
+// <forkjoin/sync_await.hpp>: co_await ch.send_async(v), co_await ch.receive_async()
+// (docs/coroutines.md). docs/sync.md; the protocol: docs/design/sync.md#steps, step 11.
 #pragma once
 
 #include <cstddef>
@@ -47,16 +48,8 @@ public:
     // fj::channel_closed if the channel is closed, or is closed while this waits.
     void send(T value) {
         detail::sync_waiter w;
-        {
-            std::unique_lock guard(m_lock);
-            if (m_closed)
-                detail::throw_channel_closed("send");
-            if (offer(value, guard))
-                return;
-            w.payload = &value;
-            m_senders.push_back(w);
-        }
-        detail::wait_released(w, detail::park_reason::channel);
+        if (!send_or_queue(value, w))
+            detail::wait_released(w, detail::park_reason::channel);
         if (w.outcome == detail::wait_outcome::closed)
             detail::throw_channel_closed("send");
     }
@@ -79,14 +72,8 @@ public:
     std::optional<T> receive() {
         std::optional<T> result;
         detail::sync_waiter w;
-        {
-            std::unique_lock guard(m_lock);
-            if (take(result, guard) || m_closed)
-                return result;
-            w.payload = &result;
-            m_receivers.push_back(w);
-        }
-        detail::wait_released(w, detail::park_reason::channel);
+        if (!receive_or_queue(result, w))
+            detail::wait_released(w, detail::park_reason::channel);
         return result; // empty if close() released us
     }
 
@@ -107,11 +94,8 @@ public:
             if (m_closed)
                 detail::throw_channel_closed("close");
             m_closed = true;
-            receivers = m_receivers.take_all();
-            senders = m_senders.take_all();
-            for (auto* q : {&receivers, &senders})
-                for (detail::sync_waiter* w = q->front(); w != nullptr; w = w->next)
-                    w->outcome = detail::wait_outcome::closed;
+            receivers = m_receivers.take_all_marked(detail::wait_outcome::closed);
+            senders = m_senders.take_all_marked(detail::wait_outcome::closed);
         }
         detail::release_all(receivers);
         detail::release_all(senders);
@@ -122,7 +106,40 @@ public:
         return m_closed;
     }
 
+    // <forkjoin/sync_await.hpp>, in a coroutine (see above).
+    class send_awaiter;
+    class receive_awaiter;
+    [[nodiscard]] send_awaiter send_async(T value) noexcept;
+    [[nodiscard]] receive_awaiter receive_async() noexcept;
+
 private:
+    // Sends `value` (true, outcome granted), finds the channel closed (true, outcome closed), or
+    // queues `w` to wait for a receiver or room (false).
+    bool send_or_queue(T& value, detail::sync_waiter& w) {
+        std::unique_lock guard(m_lock);
+        if (m_closed) {
+            w.outcome = detail::wait_outcome::closed;
+            return true;
+        }
+        if (offer(value, guard)) { // may have dropped the lock
+            w.outcome = detail::wait_outcome::granted;
+            return true;
+        }
+        w.payload = &value;
+        m_senders.push_back(w);
+        return false;
+    }
+
+    // Fills `result` or finds the channel closed and drained (true), or queues `w` (false).
+    bool receive_or_queue(std::optional<T>& result, detail::sync_waiter& w) {
+        std::unique_lock guard(m_lock);
+        if (take(result, guard) || m_closed)
+            return true;
+        w.payload = &result;
+        m_receivers.push_back(w);
+        return false;
+    }
+
     // Under the lock: hands `value` to the oldest waiting receiver, or buffers it if there is
     // room. The lock is dropped before a receiver is released. False if neither.
     bool offer(T& value, std::unique_lock<std::mutex>& guard) {

@@ -7,7 +7,9 @@
 //
 // Waiters are woken in the order they began to wait. As with std's, a wait may end without a
 // notify only by its deadline or its stop request; wait(lock, pred) re-checks pred either way.
-// docs/sync.md; the protocol: docs/design/sync.md.
+// In a coroutine, with <forkjoin/sync_await.hpp>: co_await cv.wait_async(lock), lock a
+// std::unique_lock<fj::mutex> (docs/coroutines.md). docs/sync.md; the protocol:
+// docs/design/sync.md.
 #pragma once
 
 #include <chrono>
@@ -18,6 +20,11 @@
 #include <forkjoin/detail/sync_waiter.hpp>
 
 namespace fj {
+
+class mutex;
+namespace detail {
+class condition_awaiter; // <forkjoin/sync_await.hpp>
+} // namespace detail
 
 class condition_variable {
 public:
@@ -38,6 +45,9 @@ public:
         relock_after(lock,
                      [&] { detail::wait_released(w, detail::park_reason::condition_variable); });
     }
+
+    // With <forkjoin/sync_await.hpp>, in a coroutine (see above).
+    [[nodiscard]] detail::condition_awaiter wait_async(std::unique_lock<fj::mutex>& lock) noexcept;
 
     template <class Lock, class Predicate>
     void wait(Lock& lock, Predicate pred) {
@@ -109,6 +119,8 @@ public:
     }
 
 private:
+    friend class detail::condition_awaiter;
+
     template <class Rep, class Period>
     static std::chrono::steady_clock::duration
     to_steady(const std::chrono::duration<Rep, Period>& d) {

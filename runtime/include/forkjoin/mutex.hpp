@@ -11,8 +11,10 @@
 // briefly before it parks. Uncontended, lock() and unlock() are one compare-exchange
 // each.
 // Unlike std::mutex, it may be unlocked by another thread than the one that locked it: a task
-// that parked while holding it may resume on another worker. docs/sync.md; the protocol:
-// docs/design/sync.md.
+// that parked while holding it may resume on another worker.
+// In a coroutine, with <forkjoin/sync_await.hpp>: co_await m.lock_async() (then unlock()), or
+// co_await m.scoped_lock_async() for a std::unique_lock (docs/coroutines.md). docs/sync.md; the
+// protocol: docs/design/sync.md.
 #pragma once
 
 #include <chrono>
@@ -21,6 +23,13 @@
 #include <forkjoin/detail/sync_waiter.hpp>
 
 namespace fj {
+
+class mutex;
+
+namespace detail {
+class mutex_lock_awaiter; // <forkjoin/sync_await.hpp>
+struct mutex_scoped_lock_awaiter;
+} // namespace detail
 
 class mutex {
 public:
@@ -57,7 +66,13 @@ public:
             unlock_slow(); // a waiter is queued: hand the mutex over
     }
 
+    // With <forkjoin/sync_await.hpp>, in a coroutine (see above).
+    [[nodiscard]] detail::mutex_lock_awaiter lock_async() noexcept;
+    [[nodiscard]] detail::mutex_scoped_lock_awaiter scoped_lock_async() noexcept;
+
 private:
+    friend class detail::mutex_lock_awaiter;
+    bool lock_or_suspend(detail::mutex_lock_awaiter& a);
     bool spin_for_it() noexcept;
     void lock_slow();
     bool lock_slow_until(std::chrono::steady_clock::time_point deadline);

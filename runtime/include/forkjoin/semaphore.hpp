@@ -3,7 +3,9 @@
 // off the pool, and where a task may not park, it blocks the thread as std's does. Tokens go to
 // waiters in arrival order: while anyone waits, release() hands its tokens to the oldest
 // waiters and try_acquire() fails. A count out of [0, max()] (in the constructor, or by
-// release()) throws std::invalid_argument. docs/sync.md; the protocol: docs/design/sync.md.
+// release()) throws std::invalid_argument. In a coroutine, with
+// <forkjoin/sync_await.hpp>: co_await s.acquire_async() (docs/coroutines.md). docs/sync.md; the
+// protocol: docs/design/sync.md.
 #pragma once
 
 #include <chrono>
@@ -28,6 +30,7 @@ public:
     void acquire();
     bool try_acquire() noexcept { return m_protocol.try_acquire(); }
     bool acquire_until(std::chrono::steady_clock::time_point deadline);
+    static bool take_or_queue(void* core, std::uint64_t, sync_waiter& w);
 
 private:
     semaphore_protocol<> m_protocol;
@@ -48,6 +51,7 @@ public:
     void release(std::ptrdiff_t update = 1) { m_core.release(update); }
     void acquire() { m_core.acquire(); }
     bool try_acquire() noexcept { return m_core.try_acquire(); }
+    [[nodiscard]] detail::queue_awaiter acquire_async() noexcept; // <forkjoin/sync_await.hpp>
 
     template <class Rep, class Period>
     bool try_acquire_for(const std::chrono::duration<Rep, Period>& timeout) {

@@ -2,6 +2,8 @@
 // its worker: the worker runs other work meanwhile, and the task resumes (maybe on another
 // worker of its pool) once the time has passed. Off the pool, and where a task may not park
 // (parking off, a foreign pool's task, a caller of a pool), they are std::this_thread's.
+// In a coroutine, with <forkjoin/sync_await.hpp>: co_await fj::this_task::sleep_for_async(d) /
+// sleep_until_async(t) (docs/coroutines.md).
 #pragma once
 
 #include <chrono>

@@ -38,22 +38,24 @@ void barrier_core::complete_phase() noexcept {
         std::lock_guard guard(m_lock);
         ++m_phase;
         m_left = m_expected;
-        all = m_waiters.take_all();
-        for (sync_waiter* w = all.front(); w != nullptr; w = w->next)
-            w->outcome = wait_outcome::granted;
+        all = m_waiters.take_all_marked(wait_outcome::granted);
     }
     release_all(all);
 }
 
+bool barrier_core::completed_or_queue(void* core, std::uint64_t phase, sync_waiter& w) {
+    auto& self = *static_cast<barrier_core*>(core);
+    std::lock_guard guard(self.m_lock);
+    if (self.m_phase != phase)
+        return true;
+    self.m_waiters.push_back(w);
+    return false;
+}
+
 void barrier_core::wait(std::uint64_t phase) {
     sync_waiter w;
-    {
-        std::lock_guard guard(m_lock);
-        if (m_phase != phase)
-            return; // completed already
-        m_waiters.push_back(w);
-    }
-    wait_released(w, park_reason::barrier);
+    if (!completed_or_queue(this, phase, w))
+        wait_released(w, park_reason::barrier);
 }
 
 } // namespace fj::detail

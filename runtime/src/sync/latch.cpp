@@ -36,6 +36,10 @@ void latch::wait() const {
     detail::wait_released(w, detail::park_reason::latch);
 }
 
+bool latch::open_or_queue(void* protocol, std::uint64_t, detail::sync_waiter& w) {
+    return static_cast<detail::latch_protocol<>*>(protocol)->ready_or_queue(w);
+}
+
 void latch::arrive_and_wait(std::ptrdiff_t n) {
     count_down(n);
     wait();

@@ -2,6 +2,7 @@
 // (docs/design/sync.md#steps, step 6).
 #include <forkjoin/detail/cpu_relax.hpp>
 #include <forkjoin/mutex.hpp>
+#include <forkjoin/sync_await.hpp>
 
 namespace fj {
 
@@ -64,6 +65,42 @@ bool mutex::lock_slow_until(std::chrono::steady_clock::time_point deadline) {
         m_protocol.end_wake(); // woken: as in lock_slow(). A later give-up follows a failed
                                // take, so the mutex is held then, and its unlock wakes the next
     }
+}
+
+// The coroutine's form of lock_slow(): the same loop, with the wait replaced by a suspension.
+// First from await_suspend(), then from each resumption of a woken waiter (retry()), on the
+// worker that runs it.
+bool mutex::lock_or_suspend(detail::mutex_lock_awaiter& a) {
+    for (;;) {
+        if (spin_for_it())
+            return true;
+        if (m_protocol.take_or_queue(a.record, a.m_lost > 0, a.m_lost >= k_losses_before_hand_over))
+            return true;
+        if (a.register_for_release())
+            return false;
+        // Released before the registration: granted, or woken to compete.
+        if (a.record.outcome == detail::wait_outcome::granted)
+            return true;
+        m_protocol.end_wake();
+        ++a.m_lost;
+        a.rearm();
+    }
+}
+
+bool detail::mutex_lock_awaiter::await_suspend(std::coroutine_handle<> h) {
+    prepare(h);
+    return !m_mutex.lock_or_suspend(*this);
+}
+
+bool detail::mutex_lock_awaiter::retry(coroutine_waiter& self) noexcept {
+    auto& a = static_cast<mutex_lock_awaiter&>(self);
+    if (a.record.outcome == wait_outcome::granted)
+        return true; // handed over: ours, with the last owner's writes visible
+    // Woken: compete again, first in the queue (as lock_slow()).
+    a.m_mutex.m_protocol.end_wake();
+    ++a.m_lost;
+    a.rearm();
+    return a.m_mutex.lock_or_suspend(a);
 }
 
 void mutex::unlock_slow() {

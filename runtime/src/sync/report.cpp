@@ -1,8 +1,12 @@
-// How the task-parking primitives report misuse that has no caller to throw to.
+// How the task-parking primitives report misuse that has no caller to throw to; and
+// fj::task_scope's out-of-line paths (forkjoin/detail/coroutine_task.hpp; its protocol:
+// docs/design/coroutines.md#tasks), which share that report's way out.
 #include <cstdio>
 #include <cstdlib>
 
 #include <forkjoin/detail/sync_waiter.hpp>
+#include <forkjoin/errors.hpp>
+#include <forkjoin/task.hpp>
 
 namespace fj::detail {
 
@@ -12,6 +16,63 @@ void report_destroyed_with_waiters(const char* primitive) noexcept {
                  "(docs/errors.md#task-parking-primitives)\n",
                  primitive);
     std::abort();
+}
+
+task_scope_core::~task_scope_core() {
+    // Not joined: its children would count themselves out of freed memory and resume a parent
+    // that is gone.
+    if (!m_joined) {
+        std::fprintf(stderr, "forkjoin: fj::task_scope destroyed after spawn() without co_await "
+                             "join() (docs/errors.md#coroutines)\n");
+        std::abort();
+    }
+}
+
+void task_scope_core::spawn(task_handle<void> child) {
+    if (!child)
+        throw_invalid_argument("fj::task_scope::spawn: an empty task (moved from)");
+    task_promise_base& p = child.promise();
+    p.m_scope = this;
+    p.m_start.handle = child;
+    // relaxed: the parent's share keeps the count above zero; the queue publishes the start.
+    m_count.fetch_add(1, std::memory_order_relaxed);
+    m_joined = false;
+    pool_core* pool = current_pool();
+    try { // on this worker's deque, as join()'s second branch
+        queue_resumption(pool != nullptr ? *pool : current_pool_or_default(), p.m_start);
+    } catch (...) {
+        m_count.fetch_sub(1, std::memory_order_relaxed);
+        child.destroy();
+        throw;
+    }
+}
+
+std::coroutine_handle<> task_scope_core::child_ended(std::exception_ptr error) noexcept {
+    // relaxed: elects the first failure; the count's release publishes the exception.
+    if (error && !m_failed.exchange(true, std::memory_order_relaxed))
+        m_error = std::move(error);
+    error = nullptr; // a dropped one is freed before the parent may go on
+    // acq_rel: the release publishes this child's writes to whoever resumes the parent; the
+    // acquire of the last one takes everybody's. Past a decrement that is not the last, the
+    // parent may be resumed and the scope gone: nothing here touches it.
+    if (m_count.fetch_sub(1, std::memory_order_acq_rel) != 1)
+        return std::noop_coroutine();
+    return m_parent;
+}
+
+void task_scope_core::joined() {
+    m_count.store(1, std::memory_order_relaxed); // no child left: only the parent's share
+    m_joined = true;
+    if (m_failed.exchange(false, std::memory_order_relaxed))
+        std::rethrow_exception(std::exchange(m_error, {}));
+}
+
+std::coroutine_handle<>
+task_promise_base::final_awaiter::end_scope_child(task_scope_core* scope, std::exception_ptr error,
+                                                  std::coroutine_handle<> self) noexcept {
+    // The frame first: once the parent resumes, the scope may end; nothing touches the frame.
+    self.destroy();
+    return scope->child_ended(std::move(error));
 }
 
 } // namespace fj::detail

@@ -39,6 +39,11 @@ void semaphore_core::acquire() {
     wait_released(w, park_reason::semaphore);
 }
 
+bool semaphore_core::take_or_queue(void* core, std::uint64_t, sync_waiter& w) {
+    auto& self = *static_cast<semaphore_core*>(core);
+    return self.try_acquire() || self.m_protocol.take_or_queue(w);
+}
+
 bool semaphore_core::acquire_until(std::chrono::steady_clock::time_point deadline) {
     sync_waiter w;
     if (m_protocol.take_or_queue(w))

@@ -13,7 +13,10 @@
 #include <thread>
 
 #include <forkjoin/detail/current.hpp>
+#include <forkjoin/detail/future_state.hpp>
+#include <forkjoin/detail/pool_core.hpp>
 #include <forkjoin/detail/sync_waiter.hpp>
+#include <forkjoin/sync_await.hpp>
 #include <forkjoin/this_task.hpp>
 
 namespace fj::detail {
@@ -74,7 +77,46 @@ void block_until(sync_waiter& w, clock::time_point deadline, sync_withdraw& with
     record.wait_woken(); // by our own release, or by the primitive's that won the race
 }
 
+// A coroutine's sleep: the timer's entry, on the heap (the timers' map allocates its node
+// anyway). It frees itself when it fires, before releasing the record: the release may resume
+// the coroutine, which frees the awaiter.
+struct sleep_entry : timers::entry {
+    sync_waiter* waiter = nullptr;
+};
+
 } // namespace
+
+coroutine_waiter::coroutine_waiter() noexcept {
+    m_run = &run;
+    m_wake = &wake;
+}
+
+void coroutine_waiter::prepare(std::coroutine_handle<> h) noexcept {
+    m_handle = h;
+    const pool_core* p = current_pool();
+    m_origin = p != nullptr ? p->m_id : 0;
+}
+
+void coroutine_waiter::wake(waiter* w) noexcept {
+    auto* self = static_cast<coroutine_waiter*>(w);
+    if (current_pool() == nullptr && self->m_origin != 0) {
+        // Released outside every pool (a plain thread, the timer thread): back to the pool the
+        // coroutine waited on, if it still exists and takes work.
+        try {
+            start_continuation(self, self->m_origin, self->m_home);
+            return;
+        } catch (...) { // closed: as a future's co_await (the default scheduler, or here)
+        }
+    }
+    schedule_continuation(self, self->m_home);
+}
+
+void coroutine_waiter::run(task* t) noexcept {
+    auto* self = static_cast<coroutine_waiter*>(t);
+    if (self->m_retry != nullptr && !self->m_retry(*self))
+        return;              // waits again: registered anew, maybe resumed elsewhere already
+    self->m_handle.resume(); // last touch: the coroutine may free the awaiter
+}
 
 void wait_released(sync_waiter& w, park_reason why) {
     if (w.released.is_ready())
@@ -117,6 +159,35 @@ void sleep_until(std::chrono::steady_clock::time_point deadline) {
     detail::sync_waiter w;
     if (!detail::park_until(w, deadline, only_the_deadline, detail::park_reason::sleep))
         std::this_thread::sleep_until(deadline);
+}
+
+// A coroutine's sleep (queue_awaiter): true if the deadline has passed; else arms a timer whose
+// firing releases `w`, before or after the coroutine registers on it (before: it goes on).
+bool arm_sleep(void*, std::uint64_t deadline_ticks, detail::sync_waiter& w) {
+    const std::chrono::steady_clock::time_point deadline{
+        std::chrono::steady_clock::duration(static_cast<std::int64_t>(deadline_ticks))};
+    if (std::chrono::steady_clock::now() >= deadline)
+        return true;
+    auto* e = new detail::sleep_entry;
+    e->deadline = deadline;
+    e->waiter = &w;
+    e->fire = [](detail::timers::entry& base) noexcept {
+        auto* entry = static_cast<detail::sleep_entry*>(&base);
+        detail::sync_waiter& waiter = *entry->waiter;
+        delete entry; // the timer thread touches the entry no more once fire() runs
+        waiter.outcome = detail::wait_outcome::timed_out;
+        detail::release(waiter);
+    };
+    try {
+        detail::timers::instance().arm(*e); // may fire at once: w is not touched after this
+    } catch (...) {
+        // No thread for the timers (or no memory for its map): this thread sleeps, as
+        // sleep_until does where a task cannot park, and the coroutine goes on.
+        delete e;
+        std::this_thread::sleep_until(deadline);
+        return true;
+    }
+    return false;
 }
 
 } // namespace fj::this_task

@@ -1,6 +1,6 @@
 // fj::task's machinery (forkjoin/task.hpp; docs/design/coroutines.md#tasks): the promise types,
-// the resumption task, frame memory, the root that turns a task into a future, and the join of
-// two tasks.
+// the resumption task, frame memory, the root that turns a task into a future, the join of
+// two tasks, and the scope of any number of them.
 #pragma once
 
 #include "../future.hpp"
@@ -49,6 +49,8 @@ inline void queue_resumption(pool_core& p, resume_task& r) {
     inject(p, &r);
 }
 
+class task_scope_core;
+
 // What lets a coroutine co_await an fj::task: fj::task's own promise, and the root that runs a
 // task for a future. Awaiting a task runs it on the awaiting thread (a worker of a pool), so a
 // coroutine of another type (an I/O thread's) awaits fj::async(task) instead: a future.
@@ -71,6 +73,8 @@ public:
         template <class Promise>
         std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> self) noexcept {
             task_promise_base& p = self.promise();
+            if (p.m_scope != nullptr)
+                return end_scope_child(p.m_scope, std::move(p.m_error), self);
             if (p.m_join != nullptr) {
                 resume_task* const sibling = p.m_sibling;
                 // acq_rel: the release publishes this branch's result to the thread that resumes
@@ -83,6 +87,10 @@ public:
             return p.m_continuation;
         }
         void await_resume() noexcept {}
+
+        static std::coroutine_handle<> end_scope_child(task_scope_core* scope,
+                                                       std::exception_ptr error,
+                                                       std::coroutine_handle<> self) noexcept;
 
         // The first branch ends before the second: if nobody stole the second, it is still on
         // top of this worker's deque (the first branch's own forks were joined before it ended),
@@ -120,6 +128,8 @@ public:
     std::atomic<int>* m_join = nullptr; // the branches left, for a branch of a join
     resume_task* m_sibling = nullptr;   // for a join's first branch: the second's queued start
     std::exception_ptr m_error;
+    task_scope_core* m_scope = nullptr; // for a child of a task_scope: its scope
+    resume_task m_start;                // for a child of a task_scope: its queued start
 };
 
 template <class T>
@@ -310,6 +320,51 @@ private:
     owned_frame<B> m_b;
     std::atomic<int> m_left{2};
     resume_task m_b_start;
+};
+
+// --- The scope of any number of tasks (docs/design/coroutines.md#tasks)
+// ---------------------------
+
+// m_count: the children not yet ended, plus one for the parent while it is not joining. Whoever
+// brings it to zero resumes the parent: the last child (symmetric transfer), or the join itself.
+class task_scope_core {
+public:
+    task_scope_core() noexcept = default;
+    task_scope_core(const task_scope_core&) = delete;
+    task_scope_core& operator=(const task_scope_core&) = delete;
+    ~task_scope_core(); // std::abort()s unless joined since the last spawn()
+    void spawn(task_handle<void> child);
+
+    class join_awaiter {
+    public:
+        explicit join_awaiter(task_scope_core& scope) noexcept : m_scope(scope) {}
+        bool await_ready() const noexcept { // acquire: the ended children's writes
+            return m_scope.m_count.load(std::memory_order_acquire) == 1;
+        }
+        template <class Promise>
+        requires std::derived_from<Promise, awaits_tasks>
+        bool await_suspend(std::coroutine_handle<Promise> parent) noexcept {
+            m_scope.m_parent = parent;
+            // acq_rel: publishes m_parent to the last child, or (last) takes every child's
+            // writes. Not the last: the parent may be resumed already, and nothing is touched.
+            return m_scope.m_count.fetch_sub(1, std::memory_order_acq_rel) != 1;
+        }
+        void await_resume() { m_scope.joined(); } // rethrows the first exception
+
+    private:
+        task_scope_core& m_scope;
+    };
+
+    // A child's end, its frame freed: keeps the first exception, counts the child out.
+    std::coroutine_handle<> child_ended(std::exception_ptr error) noexcept;
+    void joined();
+
+private:
+    std::atomic<std::size_t> m_count{1};
+    std::atomic<bool> m_failed{false};
+    std::exception_ptr m_error;       // the first failed child's, written by it
+    std::coroutine_handle<> m_parent; // written by the join before its decrement
+    bool m_joined = true;             // the parent's: false from a spawn() to the next join
 };
 
 } // namespace fj::detail

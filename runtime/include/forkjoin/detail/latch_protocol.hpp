@@ -42,9 +42,7 @@ public:
         if (count != n || n == 0)
             return true;
         std::lock_guard guard(m_lock);
-        to_release = m_waiters.take_all();
-        for (waiter* w = to_release.front(); w != nullptr; w = w->next)
-            w->outcome = wait_outcome::granted;
+        to_release = m_waiters.take_all_marked(wait_outcome::granted);
         return true;
     }
 

@@ -40,6 +40,8 @@ struct basic_sync_waiter {
     void* payload = nullptr;      // a channel's value to send, or the slot a receiver fills
 };
 using sync_waiter = basic_sync_waiter<>;
+class coroutine_waiter; // the coroutine forms' (coroutine_waiter.hpp, <forkjoin/sync_await.hpp>)
+class queue_awaiter;
 
 // Ends the waiter's wait. Call after writing its outcome under the primitive's lock and after
 // dropping that lock; the record may be gone once this returns.
@@ -94,6 +96,14 @@ public:
     basic_waiter_queue take_all() noexcept {
         basic_waiter_queue all = *this;
         m_first = m_last = nullptr;
+        return all;
+    }
+
+    // take_all(), each outcome set (under the lock, as every outcome): for release_all().
+    basic_waiter_queue take_all_marked(wait_outcome outcome) noexcept {
+        basic_waiter_queue all = take_all();
+        for (Waiter* w = all.front(); w != nullptr; w = w->next)
+            w->outcome = outcome;
         return all;
     }
 
