@@ -99,9 +99,115 @@ struct sleep_scenario : rl::test_suite<sleep_scenario<Source, Asymmetric>, 2> {
     }
 };
 
+// Thread 0 pushes as above (asymmetric formulation); threads 1 and 2 are two sleepers, each paying
+// the heavy barrier only when its prepare_wait() found no other thread counted (go_idle's step 2,
+// docs/design/sleep.md#one-barrier-per-idle-gap). The work is not lost: if both committed, the
+// epoch moved past one's key at least (a notify wakes one of them; the woken one finds the work).
+template <class Source>
+struct two_sleepers_scenario : rl::test_suite<two_sleepers_scenario<Source>, 3> {
+    sleep_word word;
+    Source source;
+    item work;
+    bool committed[2] = {false, false};
+    sleep_word::key keys[2] = {0, 0};
+
+    void before() { relacy_atomics::asymmetric = true; }
+
+    void thread(unsigned index) {
+        if (index == 0)
+            pusher();
+        else
+            sleeper(index - 1);
+    }
+
+    void pusher() {
+        work.payload($) = 1;
+        source.publish(&work, false);
+        relacy_atomics::light_barrier();
+        if (word.has_waiters())
+            word.bump_epoch();
+    }
+
+    void sleeper(unsigned i) {
+        const sleep_word::key k = word.prepare_wait();
+        if (sleep_word::waiters_of(k) == 0)
+            relacy_atomics::heavy_barrier();
+        if (source.visible()) {
+            word.cancel_wait();
+            return;
+        }
+        keys[i] = k;
+        committed[i] = true;
+    }
+
+    void after() {
+        if (committed[0] && committed[1])
+            RL_ASSERT(word.epoch() != sleep_word::epoch_of(keys[0]) ||
+                      word.epoch() != sleep_word::epoch_of(keys[1]));
+    }
+};
+
+// The rule the count stands in for, and why it is not "once per sleeper per idle gap": one sleeper
+// pays the barrier, re-checks (nothing), is woken without work (it leaves the count), and prepares
+// to sleep again without a barrier since it paid one moments ago. A push whose check fell between
+// its two stays reads a count of zero and notifies nobody, and the second re-check, with no
+// barrier after the push, can miss it: the checker finds that execution.
+template <class Source>
+struct resleep_without_barrier_scenario
+    : rl::test_suite<resleep_without_barrier_scenario<Source>, 2> {
+    sleep_word word;
+    Source source;
+    item work;
+    bool committed = false;
+    sleep_word::key key = 0;
+
+    void before() { relacy_atomics::asymmetric = true; }
+
+    void thread(unsigned index) {
+        if (index == 0)
+            pusher();
+        else
+            sleeper();
+    }
+
+    void pusher() {
+        work.payload($) = 1;
+        source.publish(&work, false);
+        relacy_atomics::light_barrier();
+        if (word.has_waiters())
+            word.bump_epoch();
+    }
+
+    void sleeper() {
+        (void)word.prepare_wait();
+        relacy_atomics::heavy_barrier();
+        if (source.visible()) {
+            word.cancel_wait();
+            return;
+        }
+        word.cancel_wait(); // woken without work: back to looking, then to sleep again
+        const sleep_word::key k = word.prepare_wait();
+        if (source.visible()) {
+            word.cancel_wait();
+            return;
+        }
+        key = k;
+        committed = true;
+    }
+
+    void after() {
+        if (committed)
+            RL_ASSERT(word.epoch() != sleep_word::epoch_of(key));
+    }
+};
+
 // Two threads and a few accesses each: every interleaving (a full search) finishes in well under a
 // second.
 constexpr fj::model::search k_search{rl::sched_full};
+// Three threads: a full search takes minutes (2.2 * 10^8 executions, no failure); every
+// interleaving with up to 5 preemptions (1.6 * 10^6 executions) takes seconds, and the mutant
+// below is found with 1.
+constexpr fj::model::search k_three_thread_search{rl::sched_bound, 5};
 
 using deque_symmetric = sleep_scenario<deque_source, false>;
 using deque_asymmetric = sleep_scenario<deque_source, true>;
@@ -124,6 +230,18 @@ TEST(sleep_model, submit_asymmetric) {
     FJ_EXPECT_MODEL_PASSES(fj::model::check<queue_asymmetric>(k_search));
 }
 
+// A deque push only: a submission pairs with the sleepers through seq_cst accesses in either
+// formulation, with no barrier involved.
+using two_sleepers_deque = two_sleepers_scenario<deque_source>;
+
+TEST(sleep_model, two_sleepers_one_barrier_deque_push) {
+    FJ_EXPECT_MODEL_PASSES(fj::model::check<two_sleepers_deque>(k_three_thread_search));
+}
+
+TEST(sleep_model, resleep_without_barrier_is_rejected) {
+    EXPECT_FALSE(fj::model::check<resleep_without_barrier_scenario<deque_source>>(k_search).passed);
+}
+
 constexpr auto acq_rel = std::memory_order::acq_rel;
 constexpr auto acquire = std::memory_order::acquire;
 constexpr auto release = std::memory_order::release;
@@ -136,9 +254,9 @@ struct scenario_mutant {
     friend void PrintTo(const scenario_mutant& s, std::ostream* out) { *out << s.m.name; }
 };
 
-template <class Scenario>
+template <class Scenario, const fj::model::search& How = k_search>
 fj::model::outcome run_with(fj::model::mutation change) {
-    return fj::model::check<Scenario>(k_search, change);
+    return fj::model::check<Scenario>(How, change);
 }
 
 class sleep_mutants : public testing::TestWithParam<scenario_mutant> {};
@@ -172,7 +290,12 @@ INSTANTIATE_TEST_SUITE_P(
         scenario_mutant{{"heavy_barrier_acq_rel", {"::sleeper(", access::fence, seq_cst, acq_rel}},
                         run_with<deque_asymmetric>},
         scenario_mutant{{"light_barrier_acq_rel", {"::pusher(", access::fence, seq_cst, acq_rel}},
-                        run_with<deque_asymmetric>}),
+                        run_with<deque_asymmetric>},
+        // Two sleepers: the barrier of the one that found nobody counted is what the other
+        // relies on.
+        scenario_mutant{
+            {"two_sleepers_heavy_barrier_acq_rel", {"::sleeper(", access::fence, seq_cst, acq_rel}},
+            run_with<two_sleepers_deque>}),
     [](const testing::TestParamInfo<scenario_mutant>& info) {
         return std::string(info.param.m.name);
     });

@@ -75,8 +75,12 @@ going_idle go_idle(pool& p) noexcept {
     // 1. Prewait (the steps of docs/design/sleep.md#steps).
     const auto key = p.m_sleep.prepare_wait();
     // 2. The sleeper's half of the asymmetric StoreLoad barrier: after it, any push whose sleeper
-    //    check missed our prewait is visible to the re-check below.
-    if (p.m_asymmetric_barrier)
+    //    check missed our prewait is visible to the re-check below. Paid only by a sleeper that
+    //    found no other thread counted: a push whose check read a count of zero is then seen by
+    //    the first sleeper counted after that read, which found the count at zero and so paid
+    //    it; a push whose check read a count above zero notifies
+    //    (docs/design/sleep.md#one-barrier-per-idle-gap).
+    if (p.m_asymmetric_barrier && sleep_word::waiters_of(key) == 0)
         heavy_barrier();
     // 3. The pool has stopped: no sleep.
     if (p.m_stop.load(std::memory_order_acquire)) {

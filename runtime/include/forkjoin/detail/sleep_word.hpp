@@ -52,6 +52,11 @@ public:
     static std::uint32_t epoch_of(key k) noexcept {
         return static_cast<std::uint32_t>(k >> k_epoch_shift);
     }
+    // How many threads were counted when the prepare_wait() that returned `k` counted its caller:
+    // with one or more, the caller needs no heavy barrier of its own (docs/design/sleep.md).
+    static std::uint32_t waiters_of(key k) noexcept {
+        return static_cast<std::uint32_t>(k & k_waiter_mask);
+    }
 
 private:
     static constexpr int k_epoch_shift = 32;
