@@ -4,7 +4,8 @@
 // over the rounds and the per-round ratios fj / std.
 //
 //   sync_bench [--rounds 11] [--parts latch,sleeps,lock,counter,pipeline,wake,sleepers,pingpong,
-//              stages,contended8] [--meetings 100] [--pairs 10000000] [--iterations 100000]
+//              stages,contended8,copingpong] [--meetings 100] [--pairs 10000000] [--iterations
+//              100000]
 //              [--repeat 10] [--items 100000] [--capacity 64] [--work 0] [--samples 2000]
 //              [--gap 50] [--sleepers 10000] [--async-threads 10000] [--sleeper-rounds 3]
 //              [--messages 100000] [--stage-items 1000000] [--stage-work 4] [--tokens 8]
@@ -50,6 +51,9 @@
 //           the mutex around --inside multiply-adds on shared data, then --outside multiply-adds
 //           of its own: std::mutex against fj::mutex; ms per run; the shared result is checked.
 //           For scale, the same work in one serial loop with no lock.
+// copingpong  the pingpong with fj::task coroutines that co_await send_async / receive_async
+//           (<forkjoin/sync_await.hpp>: a waiting coroutine holds no fiber), against the parked
+//           tasks of pingpong, capacity 0, on a fresh pool of 1 and of 2 workers; ns per message.
 #include "driver_cli.hpp"
 #include "measure.hpp"
 #include "paired_rounds.hpp"
@@ -67,6 +71,7 @@
 #include <iterator>
 #include <latch>
 #include <mutex>
+#include <optional>
 #include <semaphore>
 #include <string>
 #include <system_error>
@@ -74,14 +79,16 @@
 #include <vector>
 
 #include <forkjoin/forkjoin.hpp>
+#include <forkjoin/sync_await.hpp>
 
 namespace {
 
 using namespace std::chrono_literals;
 using fj_perf::spread_of;
 
-const char* const all_parts[] = {"latch", "sleeps",   "lock",     "counter", "pipeline",
-                                 "wake",  "sleepers", "pingpong", "stages",  "contended8"};
+const char* const all_parts[] = {"latch",    "sleeps",     "lock",      "counter",
+                                 "pipeline", "wake",       "sleepers",  "pingpong",
+                                 "stages",   "contended8", "copingpong"};
 
 struct options {
     int rounds = 11;
@@ -168,7 +175,7 @@ options parse(int argc, char** argv) {
                 if (std::find(std::begin(all_parts), std::end(all_parts), p) == std::end(all_parts))
                     cli.fail("unknown part '" + p +
                              "' (latch, sleeps, lock, counter, pipeline, wake, sleepers, "
-                             "pingpong, stages, contended8)");
+                             "pingpong, stages, contended8, copingpong)");
         } else {
             cli.fail("unknown option " + name);
         }
@@ -861,6 +868,62 @@ void pingpong_part(const options& o) {
     print_ratio(v[3], v[4]);
 }
 
+// --- copingpong -------------------------------------------------------------------------------
+
+fj::task<void> co_serve(fj::channel<int>& there, fj::channel<int>& back, int trips) {
+    for (int k = 0; k < trips; ++k) {
+        const std::optional<int> c = co_await there.receive_async();
+        co_await back.send_async(*c + 1);
+    }
+}
+
+fj::task<int> co_play(fj::channel<int>& there, fj::channel<int>& back, int trips) {
+    int c = 0;
+    for (int k = 0; k < trips; ++k) {
+        co_await there.send_async(c + 1);
+        c = *co_await back.receive_async();
+    }
+    co_return c;
+}
+
+double copingpong_ns(fj::scheduler& pool, std::size_t capacity, int messages) {
+    const int trips = messages / 2;
+    fj::channel<int> there(capacity), back(capacity);
+    int last = 0;
+    const double t = ms_of([&] {
+        auto server = fj::async(pool, co_serve(there, back, trips));
+        auto player = fj::async(pool, co_play(there, back, trips));
+        last = player.get();
+        server.get();
+    });
+    if (last != 2 * trips)
+        wrong("copingpong");
+    return t * 1e6 / (2.0 * trips);
+}
+
+void copingpong_part(const options& o) {
+    std::printf("\ncopingpong: the pingpong through two fj::channel<int>(0), %d messages, awaiting "
+                "coroutines against parked tasks, a fresh pool per round; ns per message, %d "
+                "rounds\n",
+                o.messages / 2 * 2, o.rounds);
+    variant v[4] = {{"co_await fj::task, 1 worker", {}, {}, {}},
+                    {"parked tasks, 1 worker", {}, {}, {}},
+                    {"co_await fj::task, 2 workers", {}, {}, {}},
+                    {"parked tasks, 2 workers", {}, {}, {}}};
+    interleave(o.rounds, 4, [&](std::size_t i) {
+        fj::scheduler pool(pool_options(i < 2 ? 1 : 2));
+        warm(pool);
+        v[i].times.push_back(i % 2 == 0 ? copingpong_ns(pool, 0, o.messages)
+                                        : pingpong_tasks_ns(pool, 0, o.messages));
+        record_pool(v[i], pool);
+    });
+    print_head("ns median");
+    for (const auto& x : v)
+        print_variant(x, "%10.1f");
+    print_ratio(v[0], v[1]);
+    print_ratio(v[2], v[3]);
+}
+
 // --- stages -----------------------------------------------------------------------------------
 
 // One stage's work on an item: `work` dependent multiply-adds, kept by the empty asm.
@@ -1101,11 +1164,11 @@ int main(int argc, char** argv) {
     const struct {
         const char* name;
         void (*run)(const options&);
-    } parts[] = {{"latch", latch_part},       {"sleeps", sleeps_part},
-                 {"lock", lock_part},         {"counter", counter_part},
-                 {"pipeline", pipeline_part}, {"wake", wake_part},
-                 {"sleepers", sleepers_part}, {"pingpong", pingpong_part},
-                 {"stages", stages_part},     {"contended8", contended_part}};
+    } parts[] = {
+        {"latch", latch_part},          {"sleeps", sleeps_part},        {"lock", lock_part},
+        {"counter", counter_part},      {"pipeline", pipeline_part},    {"wake", wake_part},
+        {"sleepers", sleepers_part},    {"pingpong", pingpong_part},    {"stages", stages_part},
+        {"contended8", contended_part}, {"copingpong", copingpong_part}};
     for (const auto& p : parts) {
         if (!wants(o, p.name))
             continue;

@@ -201,7 +201,7 @@ fj::task<void> send_range(fj::channel<int>& ch, int from, int to) {
 }
 
 TEST_P(co_await_sync, channels_carry_values_between_coroutines_tasks_and_threads) {
-    for (const std::size_t capacity : {0, 1, 4}) {
+    for (const std::size_t capacity : {std::size_t{0}, std::size_t{1}, std::size_t{4}}) {
         fj::scheduler pool(workers());
         fj::channel<int> ch(capacity);
         fj::future<long> coroutine_sum = fj::async(pool, sum_received(ch));
