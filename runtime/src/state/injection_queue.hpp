@@ -25,10 +25,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <thread>
 
 #include <forkjoin/detail/atomics.hpp>
-#include <forkjoin/detail/cpu_relax.hpp>
 
 namespace fj::detail {
 
@@ -136,26 +134,31 @@ public:
     }
 
 private:
-    // The consumer flag: one exchange to take it, a plain release store to give it back (a
-    // pthread mutex costs a second locked instruction to unlock, on every task taken).
-    // acquire on taking / release on giving back: the critical sections are ordered, so the next
-    // consumer sees m_head and the stub's link as the last one left them.
+    // The consumer flag: a load and one exchange to take it, a plain release store to give it back
+    // (a pthread mutex costs a second locked instruction to unlock, on every task taken). acquire
+    // on taking / release on giving back: the critical sections are ordered, so the next consumer
+    // sees m_head and the stub's link as the last one left them.
     class consumer_guard {
     public:
         static constexpr struct wait_t {
         } wait{};
+        // Test, then test-and-set: a consumer that finds the flag taken goes elsewhere without an
+        // RMW, so workers polling a busy queue read a shared line instead of taking it from the
+        // holder in turn. relaxed: the load only decides whether to try; the exchange orders.
         explicit consumer_guard(atomic<bool>& busy) noexcept
-            : m_busy(busy), m_owns(!busy.exchange(true, std::memory_order_acquire)) {}
+            : m_busy(busy), m_owns(!busy.load(std::memory_order_relaxed) &&
+                                   !busy.exchange(true, std::memory_order_acquire)) {}
         consumer_guard(atomic<bool>& busy, wait_t) noexcept : m_busy(busy), m_owns(true) {
             unsigned spins = 0;
             while (busy.exchange(true, std::memory_order_acquire))
                 while (busy.load(std::memory_order_relaxed)) { // spin on a load, not on the RMW
                     // The holder's critical section is a few loads and stores; if it takes
                     // longer, the holder was preempted: let it run instead of burning its core.
+                    // Through Atomics, so that the model checker runs the holder meanwhile.
                     if (++spins < 64)
-                        cpu_relax();
+                        Atomics::cpu_relax();
                     else
-                        std::this_thread::yield();
+                        Atomics::yield_thread();
                 }
         }
         consumer_guard(const consumer_guard&) = delete;
@@ -183,8 +186,13 @@ private:
 
     Node m_stub{};
     atomic<std::uintptr_t> m_tail{address(&m_stub)};
+    // The flag and the head on lines of their own (128 bytes: the adjacent-line prefetcher pairs
+    // 64-byte lines): every worker's empty_hint() reads m_head, and every consumer's exchange
+    // writes the flag, so on one line the hint readers would pull the flag's line away from its
+    // holder, and each exchange would invalidate every reader's copy of the head.
     alignas(128) mutable atomic<bool> m_consumer_busy{false};
-    atomic<Node*> m_head{&m_stub}; // written only by the thread holding m_consumer_busy
+    // Written only by the thread holding m_consumer_busy.
+    alignas(128) atomic<Node*> m_head{&m_stub};
 };
 
 } // namespace fj::detail
