@@ -20,8 +20,8 @@
 //
 // The competitors' files say what their users write (competitors/tbb_caller.cpp,
 // competitors/omp_caller.cpp); the forkjoin calls here are the ones a forkjoin user writes. N
-// counts threads as each runtime does: an fj::scheduler of N has N workers of its own, besides
-// main; a task_arena(N) and an OpenMP team of N count main as one of the N. For each N every
+// is each runtime's size: an fj::scheduler of N runs a call from main on main and at most N - 1
+// of its N workers; a task_arena(N) and an OpenMP team of N count main as one of the N. For each N every
 // runtime's pool is made once. Rounds are paired: each round runs every row once, the order
 // rotating, with --cooldown-ms of idle time before each row so that one runtime's spinning threads
 // are asleep before the next starts. A row's time in a round is the mean of --calls calls (join,

@@ -95,6 +95,65 @@ struct cancel_scenario : rl::test_suite<cancel_scenario<Asymmetric>, 2> {
     }
 };
 
+// Thread 0 is the worker that pops the task: it runs it if it claims it, and finishes either way
+// (a task taken over is only finished: lifecycle/take_over.cpp); thread 1 is a get() outside
+// every pool that tries to take the task over and run it itself, and otherwise waits for it.
+// Exactly one of them runs it, the consumer reads the result without a race, and the state is
+// freed exactly once, after both sides' last access.
+template <bool Asymmetric>
+struct take_scenario : rl::test_suite<take_scenario<Asymmetric>, 2> {
+    completion word;
+    start_flag start;
+    rl::var<int> result;
+    rl::var<int> producer_field; // the producer's accesses to the state, up to finish()
+    rl::var<int> consumer_field; // the consumer's, up to its release
+    int runs = 0;
+    int frees = 0;
+
+    void before() { relacy_atomics::asymmetric = Asymmetric; }
+
+    void free_state() {
+        ++frees;
+        result($) = 0;
+        producer_field($) = 0;
+        consumer_field($) = 0;
+    }
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            producer_field($) = 1;
+            if (word.try_start(start)) {
+                ++runs;
+                result($) = 42;
+            } else {
+                RL_ASSERT(word.is_taken()); // nobody cancels here
+            }
+            if (word.finish())
+                free_state(); // the taker released the state first
+            return;
+        }
+        consumer_field($) = 1;
+        if (word.try_take(start)) {
+            ++runs;
+            result($) = 42;
+            RL_ASSERT(result($) == 42);
+            if (word.is_done() || word.detach()) // future::get_taken_over()'s release
+                free_state();
+            return;
+        }
+        while (!word.is_done()) // the wait
+            relacy_atomics::yield_thread();
+        RL_ASSERT(result($) == 42);
+        free_state(); // get(): done, so the state is ours alone
+    }
+
+    void after() {
+        RL_ASSERT(runs == 1);
+        RL_ASSERT(frees == 1);
+        relacy_atomics::asymmetric = true;
+    }
+};
+
 // Thread 0 stores the result and finishes; thread 1 drops the future unread: its last access to
 // the state, then detach(). Whoever sets the second flag frees the state, which here writes every
 // field the other side touched.
@@ -141,6 +200,14 @@ TEST(completion_model, start_against_cancel_asymmetric) {
 
 TEST(completion_model, start_against_cancel_symmetric) {
     FJ_EXPECT_MODEL_PASSES(fj::model::check<cancel_scenario<false>>(k_full));
+}
+
+TEST(completion_model, start_against_take_over_asymmetric) {
+    FJ_EXPECT_MODEL_PASSES(fj::model::check<take_scenario<true>>(k_full));
+}
+
+TEST(completion_model, start_against_take_over_symmetric) {
+    FJ_EXPECT_MODEL_PASSES(fj::model::check<take_scenario<false>>(k_full));
 }
 
 TEST(completion_model, detach_against_finish) {
@@ -200,7 +267,8 @@ INSTANTIATE_TEST_SUITE_P(weakened_orders, completion_cancel_symmetric_mutants,
                          testing::Values(
                              // Symmetric formulation: the seq_cst CAS is cancel()'s store.
                              mutant{"cancel_cas_acq_rel",
-                                    {"::cancel(", access::compare_exchange, seq_cst, acq_rel}}),
+                                    {"::claim_before_start(", access::compare_exchange, seq_cst,
+                                     acq_rel}}),
                          fj::model::mutant_name);
 
 class completion_cancel_asymmetric_mutants : public testing::TestWithParam<mutant> {};
@@ -213,9 +281,40 @@ INSTANTIATE_TEST_SUITE_P(
     weakened_orders, completion_cancel_asymmetric_mutants,
     testing::Values(
         // Asymmetric formulation: the heavy barrier is cancel()'s StoreLoad fence.
-        mutant{"cancel_heavy_barrier_acq_rel", {"::cancel(", access::fence, seq_cst, acq_rel}},
+        mutant{"cancel_heavy_barrier_acq_rel",
+               {"::claim_before_start(", access::fence, seq_cst, acq_rel}},
         // ...and the light one try_start()'s.
         mutant{"start_light_barrier_acq_rel", {"::try_start(", access::fence, seq_cst, acq_rel}}),
     fj::model::mutant_name);
 
 } // namespace
+
+// The take-over is the same race: with its claim weakened, the worker runs the task and the taker
+// runs it too.
+class completion_take_symmetric_mutants : public testing::TestWithParam<mutant> {};
+
+TEST_P(completion_take_symmetric_mutants, are_rejected) {
+    FJ_EXPECT_MODEL_REJECTS(fj::model::check<take_scenario<false>>(k_full, GetParam().change));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    weakened_orders, completion_take_symmetric_mutants,
+    testing::Values(mutant{"take_cas_acq_rel",
+                           {"::claim_before_start(", access::compare_exchange, seq_cst, acq_rel}},
+                    // The release after a take-over: with finish()'s acquire half gone, the worker
+                    // frees the state before the taker's last access.
+                    mutant{"take_finish_exchange_release",
+                           {"::finish(", access::read_modify_write, acq_rel, release}}),
+    fj::model::mutant_name);
+
+class completion_take_asymmetric_mutants : public testing::TestWithParam<mutant> {};
+
+TEST_P(completion_take_asymmetric_mutants, are_rejected) {
+    FJ_EXPECT_MODEL_REJECTS(fj::model::check<take_scenario<true>>(k_full, GetParam().change));
+}
+
+INSTANTIATE_TEST_SUITE_P(weakened_orders, completion_take_asymmetric_mutants,
+                         testing::Values(mutant{
+                             "take_heavy_barrier_acq_rel",
+                             {"::claim_before_start(", access::fence, seq_cst, acq_rel}}),
+                         fj::model::mutant_name);

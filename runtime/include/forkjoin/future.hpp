@@ -94,6 +94,8 @@ public:
     [[gnu::always_inline]] inline T get() {
         check();
         if (!m_state->m_completion.is_done()) [[unlikely]] { // one load when the task is done
+            if (detail::current_worker() == nullptr && run_here_if_queued())
+                return get_taken_over();
             detail::wait(m_state->m_completion);
             if (m_state->m_completion.is_cancelled()) {
                 release(); // the task is still queued: when it is skipped, it frees the state
@@ -111,6 +113,27 @@ public:
 
 private:
     friend struct detail::future_access;
+
+    // Outside every pool, a task still queued runs here instead of being waited for
+    // (docs/design/callers.md#take-over). Out of line: get()'s fast path stays small.
+    [[gnu::noinline]] bool run_here_if_queued() {
+        detail::future_state<T>& s = *m_state;
+        if (!s.may_run_here())
+            return false;
+        return detail::run_queued_here(s.m_home, s.m_completion, s.m_start,
+                                       [&s]() noexcept { s.run_here(); });
+    }
+
+    // get() after run_here_if_queued(): the result is ours to read, but the queued record may
+    // not have been skipped yet, so the state is released as a consumer releases it.
+    T get_taken_over() {
+        joined();
+        struct release_on_exit {
+            future& self;
+            ~release_on_exit() { self.release(); }
+        } guard{*this};
+        return m_state->m_result.take();
+    }
 
     // This future's task has been seen finished: the observers' join event (the profiler joins
     // the child's edge).

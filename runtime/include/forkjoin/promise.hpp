@@ -36,7 +36,7 @@ namespace detail {
 template <class T>
 struct promise_state final : future_state<T> {
     promise_state() noexcept {
-        this->m_destroy = &destroy_impl;
+        this->m_manage = &destroy_only<T, &destroy_impl>;
         // Started from the outset: a promise's value cannot be cancelled away (cancel() says
         // false), like a task that is already running.
         const bool started = this->m_completion.try_start(this->m_start);

@@ -45,7 +45,7 @@ private:
     explicit when_all_op(Inputs&& inputs)
         : m_inputs(std::move(inputs)), m_count(future_count(m_inputs)),
           m_records(std::make_unique<record[]>(m_count)), m_pending(m_count + 1) {
-        this->m_destroy = &destroy_impl;
+        this->m_manage = &destroy_only<Inputs, &destroy_impl>;
         (void)this->m_completion.try_start(this->m_start); // running from now on: not cancellable
     }
 

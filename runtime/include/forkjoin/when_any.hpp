@@ -69,7 +69,7 @@ private:
         : m_inputs(std::move(inputs)), m_count(future_count(m_inputs)),
           m_records(std::make_unique<record[]>(m_count)), m_refs(m_count + 1),
           m_gate(m_count == 0 ? 1 : 2) {
-        this->m_destroy = &destroy_impl;
+        this->m_manage = &destroy_only<result_type, &destroy_impl>;
         (void)this->m_completion.try_start(this->m_start); // running from now on: not cancellable
         if (m_count == 0)
             m_index = static_cast<std::size_t>(-1);

@@ -55,11 +55,9 @@ std::size_t claim(pool& p) {
 std::size_t enter_as_caller(pool_core& core) {
     pool& p = pool_of(core);
     refuse_in_forked_child(p);
-    // A pool of one worker runs one thread at a time, as it is asked to (FJ_WORKERS=1 to debug,
-    // or for the one-worker behaviours of the algorithms): a caller would be a second. A pool
-    // that profiles its whole run measures every call from outside as a submitted root. Both
-    // queue the root, as a call does with no slot free.
-    if (p.m_worker_count < 2 || p.m_callers.capacity() == 0 || p.m_whole_run_profile != nullptr)
+    // A pool that profiles its whole run measures every call from outside as a submitted root:
+    // it queues the root, as a call does with no slot free.
+    if (p.m_callers.capacity() == 0 || p.m_whole_run_profile != nullptr)
         return caller_slots::k_none;
     // 1. Counted before anything else: the pool cannot stop while we are inside (the
     //    termination invariant), and 2. refused once shutdown() has begun, as a submission is.

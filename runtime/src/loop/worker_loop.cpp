@@ -69,15 +69,16 @@ task* find_work_or_sleep(pool& p, worker& w) {
             return t;
 
         // 1. Spin: work often appears within microseconds (a sibling's next fork), and a sleep plus
-        //    a wake-up costs tens of microseconds. Not while more workers are awake than there
-        //    are CPUs (docs/design/crowded.md): a spinner then runs in place of a worker with
-        //    work, so give that one the CPU instead (yield), look once more and sleep.
+        //    a wake-up costs tens of microseconds. Not while more threads are awake than the pool
+        //    runs at once (its CPUs, at most its size: docs/design/crowded.md): a spinner then
+        //    runs in place of a thread with work, so give that one the CPU instead (yield), look
+        //    once more and sleep.
         const auto idle_since = std::chrono::steady_clock::now();
-        const std::uint32_t cpus = current_cpus(p, idle_since);
+        const std::size_t capacity = run_capacity(p, current_cpus(p, idle_since));
         const std::size_t threads = threads_running_tasks(p);
-        const bool crowded = threads > cpus;
+        const bool crowded = threads > capacity;
         task* found = nullptr;
-        if (crowded && awake_workers(threads, p.m_sleepers.waiters()) > cpus) {
+        if (crowded && awake_workers(threads, p.m_sleepers.waiters()) > capacity) {
             std::this_thread::yield();
             found = find_work(p, w, true);
         } else {
@@ -113,7 +114,7 @@ task* find_work_or_sleep(pool& p, worker& w) {
         // A pool that runs callers' calls sleeps like a crowded one whenever a caller would crowd
         // it: a caller's push may have skipped waking us (sleep/crowding.hpp) while its caller
         // then blocks in the kernel (docs/design/callers.md).
-        const bool timed = crowded || p.m_worker_count + p.m_callers.made() > cpus;
+        const bool timed = crowded || p.m_worker_count + p.m_callers.made() > capacity;
         const std::chrono::milliseconds timeout = spare            ? k_spare_idle
                                                   : timed          ? backstop
                                                   : w.m_index == 0 ? k_idle_block_release_period

@@ -79,8 +79,10 @@ void abandon_observing(pool& p) noexcept {
 // --- Tasks, forks, joins and waits (the inline paths' events) -----------------------------------
 
 bool on_task_begin(worker& w, const task* t) noexcept {
-    if (w.m_trace == nullptr || is_resumption(t))
-        return false; // a resumption record is no task: its resumption is traced by on_resume
+    // A resumption record is no task: its resumption is traced by on_resume. A task taken over
+    // by its consumer (lifecycle/take_over.cpp) has no record here (t is null) and is traced.
+    if (w.m_trace == nullptr || (t != nullptr && is_resumption(t)))
+        return false;
     w.m_trace->begin_task();
     return true;
 }

@@ -33,7 +33,7 @@ void wake_for_work(pool& p, pusher who) noexcept {
     // timed sleep covers a pusher that blocks in the kernel first.
     if (who == pusher::own_worker &&
         awake_fill_cpus(threads_running_tasks(p), p.m_sleepers.waiters(),
-                        p.m_cpus.load(std::memory_order_relaxed)))
+                        run_capacity(p, p.m_cpus.load(std::memory_order_relaxed))))
         return;
     p.m_sleep.notify_one();
 }

@@ -113,6 +113,15 @@ inline std::size_t threads_running_tasks(const pool& p) noexcept {
     return p.m_worker_count + p.m_callers.held();
 }
 
+// How many threads the pool runs tasks on at once, for the crowding rules
+// (docs/design/crowded.md): its CPUs, and never more than its size. A pool's size is its
+// concurrency, as a oneTBB arena's is: a caller inside its call (docs/design/callers.md) takes
+// one of the places, so a call from outside runs on the caller and at most size - 1 workers.
+// Without callers the size bound changes nothing: at most size workers are ever awake.
+inline std::size_t run_capacity(const pool& p, std::size_t cpus) noexcept {
+    return cpus < p.m_worker_count ? cpus : p.m_worker_count;
+}
+
 // A pool made before a process fork() has no workers in the child: its use there is refused
 // before anything is queued or run.
 inline void refuse_in_forked_child(const pool& p) {

@@ -8,6 +8,9 @@
 //   k_detached   set once by the consumer when it gives up its interest (a future dropped unread);
 //   k_cancelled  set by the consumer's cancel(); the producer, if it sees it when it claims the
 //                task, skips it and stores fj::task_cancelled instead;
+//   k_taken      set by a consumer that runs the still-queued task itself (try_take(): a get()
+//                outside every pool); the producer, if it sees it when it claims the task,
+//                leaves the callable and the result alone and only finishes;
 //   waiter*      a record on the waiting side (a stack record, a continuation), woken by the
 //                producer.
 // Whoever sets the second of {k_done, k_detached} frees the shared state. After finish() the
@@ -90,7 +93,7 @@ public:
             start.m_state.store(start_flag::k_claiming, std::memory_order_seq_cst);
             word = m_word.load(std::memory_order_seq_cst);
         }
-        const bool run = (word & k_cancelled) == 0;
+        const bool run = (word & (k_cancelled | k_taken)) == 0;
         start.m_state.store(run ? start_flag::k_running : start_flag::k_skipped,
                             std::memory_order_relaxed);
         return run;
@@ -101,35 +104,31 @@ public:
     [[nodiscard]] bool cancel(start_flag& start) noexcept {
         if (start.m_state.load(std::memory_order_relaxed) != start_flag::k_not_started)
             return false; // claimed before our request existed: it will run
-        std::uintptr_t old = m_word.load(std::memory_order_relaxed);
-        do {
-            if (old & (k_done | k_cancelled))
-                return false;
-            // seq_cst: our Dekker half's store (on x86 the CAS is also the full barrier).
-        } while (!m_word.compare_exchange_weak(old, old | k_cancelled, std::memory_order_seq_cst,
-                                               std::memory_order_relaxed));
-        // Asymmetric producers only order their store before their load by the compiler: make
-        // every CPU running one of our threads execute a full barrier. After it, either the
-        // producer's "claiming" is visible here, or its later load of m_word sees k_cancelled.
-        // Checked per call (not a cached flag): a producer that read the flag as set implies the
-        // registration is complete, and then this call returns true too.
-        if (Atomics::asymmetric_barrier_available())
-            Atomics::heavy_barrier();
-        for (unsigned spins = 0;; ++spins) {
-            switch (start.m_state.load(std::memory_order_seq_cst)) {
-            case start_flag::k_not_started: // the producer will see k_cancelled when it claims
-            case start_flag::k_skipped:
-                return true;
-            case start_flag::k_running: // it claimed before seeing our flag: withdraw the request
-                m_word.fetch_and(~k_cancelled, std::memory_order_relaxed);
-                return false;
-            default: // claiming: its decision is a load and a store away
-                if (spins < 64)
-                    Atomics::cpu_relax();
-                else
-                    Atomics::yield_thread(); // unless it was preempted in between
-            }
-        }
+        return claim_before_start(start, k_cancelled);
+    }
+
+    // Consumer: whether try_take() could win now (a hint: relaxed loads).
+    bool may_take(const start_flag& start) const noexcept {
+        return start.m_state.load(std::memory_order_relaxed) == start_flag::k_not_started &&
+               (m_word.load(std::memory_order_relaxed) & (k_done | k_cancelled | k_taken)) == 0;
+    }
+
+    // Consumer: takes the task over to run it itself, if it has not started (nor finished, nor
+    // been cancelled or taken). The same race as cancel(), won the same way: after true, the
+    // producer that takes the task from its queue skips it (try_start() returns false and
+    // is_taken() true) and only finishes, and the caller runs the callable, stores the result,
+    // and releases the state as a consumer does (detach(), unless finish() has come first).
+    [[nodiscard]] bool try_take(start_flag& start) noexcept {
+        if (start.m_state.load(std::memory_order_relaxed) != start_flag::k_not_started)
+            return false; // claimed already: it runs (or ran) where it was queued
+        return claim_before_start(start, k_taken);
+    }
+
+    // Producer, after try_start() returned false: true if a consumer took the task (try_take()),
+    // false if it was cancelled. relaxed: try_start() read the bit in this word already, and
+    // neither flag is cleared once a claim has won.
+    bool is_taken() const noexcept {
+        return (m_word.load(std::memory_order_relaxed) & k_taken) != 0;
     }
 
     // Producer, once, after storing the result. Returns true if the consumer had detached, in which
@@ -190,7 +189,44 @@ public:
 private:
     static constexpr std::uintptr_t k_done = 1;
     static constexpr std::uintptr_t k_detached = 2;
+    static constexpr std::uintptr_t k_taken = 4;
     static constexpr std::uintptr_t k_cancelled = 8;
+
+    // cancel() and try_take(): the consumer's half of the Dekker pair with try_start(). Sets
+    // `flag` (k_cancelled or k_taken) unless the task is done or a claim was made already, then
+    // reads the producer's start flag; true if the producer has not claimed the task first.
+    bool claim_before_start(start_flag& start, std::uintptr_t flag) noexcept {
+        std::uintptr_t old = m_word.load(std::memory_order_relaxed);
+        do {
+            if (old & (k_done | k_cancelled | k_taken))
+                return false;
+            // seq_cst: our Dekker half's store (on x86 the CAS is also the full barrier).
+        } while (!m_word.compare_exchange_weak(old, old | flag, std::memory_order_seq_cst,
+                                               std::memory_order_relaxed));
+        // Asymmetric producers only order their store before their load by the compiler: make
+        // every CPU running one of our threads execute a full barrier. After it, either the
+        // producer's "claiming" is visible here, or its later load of m_word sees our flag.
+        // Checked per call (not a cached flag): a producer that read the flag as set implies the
+        // registration is complete, and then this call returns true too.
+        if (Atomics::asymmetric_barrier_available())
+            Atomics::heavy_barrier();
+        for (unsigned spins = 0;; ++spins) {
+            switch (start.m_state.load(std::memory_order_seq_cst)) {
+            case start_flag::k_not_started: // the producer will see our flag when it claims
+            case start_flag::k_skipped:
+                return true;
+            case start_flag::k_running: // it claimed before seeing our flag: withdraw the request
+                m_word.fetch_and(~flag, std::memory_order_relaxed);
+                return false;
+            default: // claiming: its decision is a load and a store away
+                if (spins < 64)
+                    Atomics::cpu_relax();
+                else
+                    Atomics::yield_thread(); // unless it was preempted in between
+            }
+        }
+    }
+
     static constexpr std::uintptr_t k_flags = 15; // waiter records are 16-aligned
 
     static waiter* waiter_of(std::uintptr_t word) noexcept {

@@ -5,6 +5,7 @@
 
 #include "../errors.hpp"
 #include "completion.hpp"
+#include "function_ref.hpp"
 #include "result_slot.hpp"
 #include "task.hpp"
 #include "worker.hpp"
@@ -15,24 +16,47 @@
 
 namespace fj::detail {
 
+// What future_state's one type-erased function is asked to do.
+enum class state_action : unsigned char {
+    destroy,      // free the state (the second of the task and its future to be done with it)
+    may_run_here, // true for a task its consumer may run in place: a fork_task that is not a
+                  // continuation (one waits for its antecedent); false for the others (a
+                  // promise's, a when_all's, a when_any's)
+    run_here,     // a task taken over by its consumer (completion::try_take()): run the
+                  // callable, store its result and end the callable
+};
+
 template <class T>
 struct future_state {
-    using destroy_fn = void (*)(future_state*) noexcept;
+    // One function pointer for both actions keeps the state at 40 bytes.
+    using manage_fn = bool (*)(future_state*, state_action) noexcept;
 
     completion m_completion;
     // no_unique_address: m_start may sit in the slot's tail padding (after its one-byte tag), so
     // the state stays 40 bytes and a task with a callable of up to 8 bytes fits 64.
     [[no_unique_address]] result_slot<T> m_result;
     start_flag m_start;
-    destroy_fn m_destroy = nullptr;
+    manage_fn m_manage = nullptr;
     // The id of the scheduler that runs (ran) the task, 0 if none is known. Written before the
     // task is queued (or, for when_all / when_any, before finish()), read by then() only once the
     // completion word says done, so finish()'s release publishes it. then() on a ready future
     // queues the continuation there: see start_continuation().
     std::uint64_t m_home = 0;
 
-    void destroy() noexcept { m_destroy(this); }
+    void destroy() noexcept { (void)m_manage(this, state_action::destroy); }
+    bool may_run_here() noexcept { return m_manage(this, state_action::may_run_here); }
+    // Precondition: may_run_here(), and m_completion.try_take() returned true.
+    void run_here() noexcept { (void)m_manage(this, state_action::run_here); }
 };
+// The function of a state that is never run in place (a promise's, a when_all's, a when_any's):
+// it only frees.
+template <class T, void (*Destroy)(future_state<T>*) noexcept>
+bool destroy_only(future_state<T>* s, state_action action) noexcept {
+    if (action == state_action::destroy)
+        Destroy(s);
+    return false;
+}
+
 static_assert(sizeof(future_state<long>) == 40 && sizeof(future_state<void>) <= 40,
               "the start flag no longer fits the result slot's padding: small tasks grow a class");
 
@@ -63,6 +87,14 @@ void start_continuation_now(Continuation* c, std::uint64_t antecedent_home) {
         throw;
     }
 }
+// A wait made outside every pool on a task that is still queued runs the task itself
+// (docs/design/callers.md#take-over): enters the pool `home` as a caller, takes the task over
+// (completion::try_take()) and calls run(), which runs it into its result. True if it ran; false
+// if not (the thread is a worker, the task has started or been claimed, or the pool has no
+// caller's slot free, is closing or is gone): then wait as usual.
+bool run_queued_here(std::uint64_t home, completion& c, start_flag& start,
+                     function_ref<void()> run) noexcept;
+
 // The id of the scheduler whose task the calling thread runs, 0 off every pool.
 std::uint64_t current_scheduler_id() noexcept;
 
@@ -97,7 +129,7 @@ private:
     template <class... Args>
     explicit fork_task(Args&&... args) : m_fn(std::forward<Args>(args)...) {
         this->m_run = &run_impl;
-        this->m_destroy = &destroy_impl;
+        this->m_manage = &manage;
         if constexpr (std::is_base_of_v<waiter, Hook>)
             this->m_wake = &wake_impl;
     }
@@ -105,20 +137,40 @@ private:
 
     static void run_impl(task* t) noexcept {
         auto* self = static_cast<fork_task*>(t);
-        // The claim decides the race with future::cancel(): exactly one of them wins.
-        if (self->m_completion.try_start(self->m_start)) [[likely]]
+        // The claim decides the race with future::cancel() and with a consumer that takes the
+        // task over (try_take()): exactly one of them wins.
+        if (self->m_completion.try_start(self->m_start)) [[likely]] {
             self->m_result.run(self->m_fn);
-        else
+            self->m_fn.~F(); // captures go away before the future becomes ready
+        } else if (!self->m_completion.is_taken()) {
             self->m_result.set_error(task_cancelled_error());
-        self->m_fn.~F(); // captures go away before the future becomes ready
+            self->m_fn.~F();
+        } // else the consumer runs the callable and ends it; the state is only finished here
         if (self->m_completion.finish())
-            destroy_impl(self); // the future was dropped unread
+            destroy_impl(self); // the future was dropped unread (or read after a take-over)
     }
 
     static void destroy_impl(future_state<T>* s) noexcept {
         auto* self = static_cast<fork_task*>(s);
         self->~fork_task();
         free_task_memory<fork_task>(self);
+    }
+
+    static bool manage(future_state<T>* s, state_action action) noexcept {
+        switch (action) {
+        case state_action::destroy:
+            destroy_impl(s);
+            return true;
+        case state_action::may_run_here:
+            return !std::is_base_of_v<waiter, Hook>;
+        case state_action::run_here: {
+            auto* self = static_cast<fork_task*>(s);
+            self->m_result.run(self->m_fn);
+            self->m_fn.~F(); // as run_impl() does: captures go before the result is read
+            return true;
+        }
+        }
+        return false;
     }
 
     static void wake_impl(waiter* w) noexcept {
