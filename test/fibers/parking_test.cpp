@@ -120,6 +120,7 @@ TEST_F(parking_test, the_worker_that_finishes_the_child_resumes_the_waiter_befor
             child.get(); // parks: this worker goes on with the first unrelated task
             root_returned = true;
         });
+        root.wait(); // not get(): it could run the root here (docs/design/callers.md#take-over)
         root.get();
         // The dropped unrelated tasks use this round's state.
         if (!spin_until([&] { return unrelated_finished.load() == k_unrelated; }, 20s))
@@ -353,6 +354,7 @@ void overflow_in_a_task(fj::scheduler_options options) {
         }
     };
     auto f = pool.submit([] { return deep::down(1L << 30, nullptr); });
+    f.wait(); // on the worker: a get() could run it here (docs/design/callers.md#take-over)
     (void)f.get();
 }
 

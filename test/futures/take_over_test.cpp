@@ -67,6 +67,23 @@ TEST_P(take_over_test, a_taken_tasks_exception_reaches_get) {
     }
 }
 
+// std::launch::async alone: as if on a new thread, so never on the one that calls get(); the
+// default policy (async | deferred) lets get() run it.
+TEST_P(take_over_test, std_launch_async_alone_always_runs_on_a_worker) {
+    fj::scheduler pool(workers());
+    int taken = 0;
+    for (int round = 0; round < 50; ++round) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        const std::thread::id me = std::this_thread::get_id();
+        fj::future<bool> f = pool.execute([me] {
+            return fj::async(
+                std::launch::async, [me](int) { return std::this_thread::get_id() == me; }, 0);
+        });
+        taken += f.get() ? 1 : 0;
+    }
+    EXPECT_EQ(taken, 0);
+}
+
 // A continuation waits for its antecedent: get() never runs it ahead of it, even while every
 // worker sleeps.
 TEST_P(take_over_test, a_continuation_is_not_taken_before_its_antecedent) {

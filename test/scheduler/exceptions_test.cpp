@@ -132,8 +132,13 @@ TEST(single_worker_join_test, FailedFirstBranchCancelsUnstartedSecond) {
     fj_test::watchdog dog(fj_test::current_test_name());
     fj::scheduler sched(1);
     std::atomic<bool> b_ran{false};
-    EXPECT_THROW(sched.join([] { throw std::runtime_error("a"); }, [&] { b_ran.store(true); }),
-                 std::runtime_error);
+    // From a task on the worker: a join from this thread would run on it as a caller, and the
+    // worker could steal the second branch (docs/design/callers.md).
+    auto f = sched.submit([&] {
+        sched.join([] { throw std::runtime_error("a"); }, [&] { b_ran.store(true); });
+    });
+    f.wait(); // not get() alone: it could run the task here (take-over)
+    EXPECT_THROW(f.get(), std::runtime_error);
     EXPECT_FALSE(b_ran.load());
 }
 

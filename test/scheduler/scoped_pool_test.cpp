@@ -56,14 +56,15 @@ TEST_F(scoped_pool_test, outside_every_pool_the_free_functions_use_the_default_s
 
 TEST_F(scoped_pool_test, execute_inside_the_pool_calls_directly) {
     fj::scheduler pool(1);
-    // With one worker (whose calls from outside queue their root: docs/design/callers.md), a
-    // nested execute that queued and waited would still finish (the wait parks), but it runs in
-    // place: the same thread, no task.
+    // From a task of the pool, a nested execute that queued and waited would still finish (the
+    // wait parks), but it runs in place: the same thread, no task.
     const auto tasks_before = pool.stats().total().tasks_run;
-    const bool same_thread = pool.execute([&pool] {
-        const auto outer = std::this_thread::get_id();
-        return pool.execute([outer] { return std::this_thread::get_id() == outer; });
-    });
+    const bool same_thread =
+        pool.submit([&pool] {
+                const auto outer = std::this_thread::get_id();
+                return pool.execute([outer] { return std::this_thread::get_id() == outer; });
+            })
+            .get();
     EXPECT_TRUE(same_thread);
     EXPECT_EQ(pool.stats().total().tasks_run, tasks_before + 1);
 }

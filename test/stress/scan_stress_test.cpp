@@ -126,7 +126,11 @@ TEST_P(scan_stress_test, results_match_the_serial_scan_and_one_worker_bits) {
                     fj::inclusive_scan(p, v.begin(), v.end(), o.begin(), std::plus<>{}, 0.5, g);
             });
         };
-        const auto reference = run(one, false);
+        // On the worker: a call from this thread would run on it as a caller, and the one
+        // worker could steal from it (docs/design/callers.md).
+        auto on_worker = one.submit([&] { return run(one, false); });
+        on_worker.wait(); // not get() alone: it could run the task here (take-over)
+        const auto reference = on_worker.get();
         ASSERT_EQ(reads.load(), s.n) << "one worker reads every element once";
         const auto parallel = run(pool, true);
         rounds_with_summed_blocks += reads.load() > s.n;

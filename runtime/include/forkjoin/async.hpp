@@ -73,6 +73,15 @@ private:
     std::tuple<Args...> m_args;
 };
 
+// std::launch::async without the deferred bit: the call runs on a worker, as if on a new thread,
+// never on a thread that get()s it (future_state.hpp's state_action::may_run_here).
+template <class F, class... Args>
+class async_call_on_worker : public async_call<F, Args...> {
+public:
+    using async_call<F, Args...>::async_call;
+    static constexpr bool k_runs_on_a_worker = true;
+};
+
 template <class F, class... Args>
 auto make_async_call(F&& fn, Args&&... args) {
     check_callable(fn);
@@ -101,9 +110,11 @@ requires(sizeof...(Args) > 0 && !std::is_same_v<std::remove_cvref_t<F>, schedule
 }
 
 // With std::async's launch policy first, so std::async calls port by renaming. Every fj task is
-// queued when it is created, which is the policy's `async` bit (the default policy, async |
-// deferred, means the same here); std::launch::deferred alone, a call run lazily inside get(),
-// has no equivalent and is refused with std::invalid_argument before anything is queued.
+// queued when it is created, which is the policy's `async` bit. With the deferred bit too (the
+// default policy), a get() outside every pool may run a task still queued on the calling thread
+// (docs/design/callers.md#take-over); std::launch::async alone runs it on a worker, as if on a
+// new thread. std::launch::deferred alone, a call run lazily inside get(), has no equivalent and
+// is refused with std::invalid_argument before anything is queued.
 template <class F, class... Args>
 requires std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...>
 auto async(std::launch policy, F&& fn, Args&&... args) {
@@ -112,9 +123,14 @@ auto async(std::launch policy, F&& fn, Args&&... args) {
             "fj::async: std::launch::deferred alone is not supported (every fj task is queued "
             "when it is created); pass std::launch::async, or call the function where get() "
             "would have run it");
-    return detail::fork_in(
-        detail::current_pool_or_default(),
-        detail::make_async_call(std::forward<F>(fn), std::forward<Args>(args)...));
+    if ((policy & std::launch::deferred) == std::launch::deferred)
+        return detail::fork_in(
+            detail::current_pool_or_default(),
+            detail::make_async_call(std::forward<F>(fn), std::forward<Args>(args)...));
+    detail::check_callable(fn);
+    return detail::fork_in(detail::current_pool_or_default(),
+                           detail::async_call_on_worker<std::decay_t<F>, std::decay_t<Args>...>(
+                               std::forward<F>(fn), std::forward<Args>(args)...));
 }
 
 // The same on `sched`.

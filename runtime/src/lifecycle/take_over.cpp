@@ -27,6 +27,8 @@ bool run_queued_here(std::uint64_t home, completion& c, start_flag& start,
     with_live_pool(home, [&](pool_core& p) {
         if (p.m_sleepers.waiters() < pool_of(p).m_worker_count)
             return false; // a worker is awake and takes it soon
+        if (pool_of(p).m_shares_cpu_budget)
+            return false; // a caller takes no place in the budget: it would run beside them
         try {
             slot = enter_as_caller(p);
         } catch (...) { // closing, or made before a fork() in this child: its workers run it

@@ -98,6 +98,11 @@ bool run_queued_here(std::uint64_t home, completion& c, start_flag& start,
 // The id of the scheduler whose task the calling thread runs, 0 off every pool.
 std::uint64_t current_scheduler_id() noexcept;
 
+// Whether a callable must run on a worker, never on a thread that get()s its future
+// (std::launch::async without the deferred bit: async.hpp).
+template <class F>
+concept runs_on_a_worker = F::k_runs_on_a_worker;
+
 // fork_task's optional extra base: nothing, or a waiter record (a continuation waits on its
 // antecedent's completion, and the wake-up queues the continuation itself).
 struct no_hook {};
@@ -162,7 +167,7 @@ private:
             destroy_impl(s);
             return true;
         case state_action::may_run_here:
-            return !std::is_base_of_v<waiter, Hook>;
+            return !std::is_base_of_v<waiter, Hook> && !runs_on_a_worker<F>;
         case state_action::run_here: {
             auto* self = static_cast<fork_task*>(s);
             self->m_result.run(self->m_fn);
