@@ -276,8 +276,14 @@ TEST(parallel_scan_passes, one_worker_reads_once_and_a_stolen_half_gives_the_sam
     };
     for (const auto& [name, scan] : scans) {
         fj::scheduler one(1);
-        const auto reference =
-            bits_from(n, [&](std::vector<double>& out) { scan(one, false, out); });
+        // On the worker: from this thread the call would run on it as a caller, and the worker
+        // could steal a block from it (docs/design/callers.md). wait() first: get() alone could
+        // run the task here (take-over).
+        const auto reference = bits_from(n, [&](std::vector<double>& out) {
+            auto on_worker = one.submit([&] { scan(one, false, out); });
+            on_worker.wait();
+            on_worker.get();
+        });
         EXPECT_EQ(probe.reads(), n) << name << ": one worker reads every element once";
 
         fj::scheduler two(2);
