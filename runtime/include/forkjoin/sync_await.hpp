@@ -163,14 +163,17 @@ typename channel<T>::receive_awaiter channel<T>::receive_async() noexcept {
     return receive_awaiter(*this);
 }
 
-namespace this_task {
+namespace detail {
+// A sleep's record, which only the timer releases (runtime/src/sync/sync_wait.cpp); arg: the
+// deadline's ticks.
+bool arm_sleep(void*, std::uint64_t deadline, sync_waiter& w);
+} // namespace detail
 
-// The record only the timer releases (runtime/src/sync/sync_wait.cpp); arg: the deadline.
-bool arm_sleep(void*, std::uint64_t deadline, detail::sync_waiter& w);
+namespace this_task {
 
 [[nodiscard]] inline detail::queue_awaiter
 sleep_until_async(std::chrono::steady_clock::time_point deadline) noexcept {
-    return detail::queue_awaiter(&arm_sleep, nullptr,
+    return detail::queue_awaiter(&detail::arm_sleep, nullptr,
                                  static_cast<std::uint64_t>(deadline.time_since_epoch().count()));
 }
 template <class Rep, class Period>

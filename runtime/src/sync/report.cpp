@@ -36,15 +36,15 @@ void task_scope_core::spawn(task_handle<void> child) {
     p.m_start.handle = child;
     // relaxed: the parent's share keeps the count above zero; the queue publishes the start.
     m_count.fetch_add(1, std::memory_order_relaxed);
-    m_joined = false;
     pool_core* pool = current_pool();
     try { // on this worker's deque, as join()'s second branch
         queue_resumption(pool != nullptr ? *pool : current_pool_or_default(), p.m_start);
     } catch (...) {
         m_count.fetch_sub(1, std::memory_order_relaxed);
         child.destroy();
-        throw;
+        throw; // nothing was spawned: the scope needs no join for it
     }
+    m_joined = false; // the parent's field: the child never touches it
 }
 
 std::coroutine_handle<> task_scope_core::child_ended(std::exception_ptr error) noexcept {

@@ -118,6 +118,35 @@ void coroutine_waiter::run(task* t) noexcept {
     self->m_handle.resume(); // last touch: the coroutine may free the awaiter
 }
 
+// A coroutine's sleep (queue_awaiter): true if the deadline has passed; else arms a timer whose
+// firing releases `w`, before or after the coroutine registers on it (before: it goes on).
+bool arm_sleep(void*, std::uint64_t deadline_ticks, sync_waiter& w) {
+    const std::chrono::steady_clock::time_point deadline{
+        std::chrono::steady_clock::duration(static_cast<std::int64_t>(deadline_ticks))};
+    if (std::chrono::steady_clock::now() >= deadline)
+        return true;
+    auto* e = new sleep_entry;
+    e->deadline = deadline;
+    e->waiter = &w;
+    e->fire = [](timers::entry& base) noexcept {
+        auto* entry = static_cast<sleep_entry*>(&base);
+        sync_waiter& waiter = *entry->waiter;
+        delete entry; // the timer thread touches the entry no more once fire() runs
+        waiter.outcome = wait_outcome::timed_out;
+        release(waiter);
+    };
+    try {
+        timers::instance().arm(*e); // may fire at once: w is not touched after this
+    } catch (...) {
+        // No thread for the timers (or no memory for its map): this thread sleeps, as
+        // sleep_until does where a task cannot park, and the coroutine goes on.
+        delete e;
+        std::this_thread::sleep_until(deadline);
+        return true;
+    }
+    return false;
+}
+
 void wait_released(sync_waiter& w, park_reason why) {
     if (w.released.is_ready())
         return;
@@ -159,35 +188,6 @@ void sleep_until(std::chrono::steady_clock::time_point deadline) {
     detail::sync_waiter w;
     if (!detail::park_until(w, deadline, only_the_deadline, detail::park_reason::sleep))
         std::this_thread::sleep_until(deadline);
-}
-
-// A coroutine's sleep (queue_awaiter): true if the deadline has passed; else arms a timer whose
-// firing releases `w`, before or after the coroutine registers on it (before: it goes on).
-bool arm_sleep(void*, std::uint64_t deadline_ticks, detail::sync_waiter& w) {
-    const std::chrono::steady_clock::time_point deadline{
-        std::chrono::steady_clock::duration(static_cast<std::int64_t>(deadline_ticks))};
-    if (std::chrono::steady_clock::now() >= deadline)
-        return true;
-    auto* e = new detail::sleep_entry;
-    e->deadline = deadline;
-    e->waiter = &w;
-    e->fire = [](detail::timers::entry& base) noexcept {
-        auto* entry = static_cast<detail::sleep_entry*>(&base);
-        detail::sync_waiter& waiter = *entry->waiter;
-        delete entry; // the timer thread touches the entry no more once fire() runs
-        waiter.outcome = detail::wait_outcome::timed_out;
-        detail::release(waiter);
-    };
-    try {
-        detail::timers::instance().arm(*e); // may fire at once: w is not touched after this
-    } catch (...) {
-        // No thread for the timers (or no memory for its map): this thread sleeps, as
-        // sleep_until does where a task cannot park, and the coroutine goes on.
-        delete e;
-        std::this_thread::sleep_until(deadline);
-        return true;
-    }
-    return false;
 }
 
 } // namespace fj::this_task
