@@ -35,7 +35,11 @@ int main(int argc, char** argv) {
     const bool join = std::strcmp(argv[1], "join") == 0;
     const int n = std::atoi(argv[2]);
     fj::scheduler s(1);
-    const long r = s.submit([&] { return join ? fib_join(s, n) : fib_future(s, n); }).get();
+    // wait() before get(): the fork path of a worker is what is counted, and a get() alone
+    // could run the task on this thread as a caller instead (docs/design/callers.md#take-over).
+    auto f = s.submit([&] { return join ? fib_join(s, n) : fib_future(s, n); });
+    f.wait();
+    const long r = f.get();
     std::printf("fib(%d) = %ld\n", n, r);
     return 0;
 }

@@ -94,14 +94,27 @@ public:
     [[gnu::always_inline]] inline T get() {
         check();
         if (!m_state->m_completion.is_done()) [[unlikely]] { // one load when the task is done
-            if (detail::current_worker() == nullptr && run_here_if_queued())
-                return get_taken_over();
-            detail::wait(m_state->m_completion);
-            if (m_state->m_completion.is_cancelled()) {
-                release(); // the task is still queued: when it is skipped, it frees the state
-                detail::throw_task_cancelled();
-            }
+            if (detail::current_worker() == nullptr) [[unlikely]]
+                return get_outside();
+            wait_ready();
         }
+        return take_done();
+    }
+
+private:
+    friend struct detail::future_access;
+
+    // get()'s wait: until done, or cancelled (then the exception).
+    [[gnu::always_inline]] inline void wait_ready() {
+        detail::wait(m_state->m_completion);
+        if (m_state->m_completion.is_cancelled()) {
+            release(); // the task is still queued: when it is skipped, it frees the state
+            detail::throw_task_cancelled();
+        }
+    }
+
+    // get()'s end once the task is done.
+    [[gnu::always_inline]] inline T take_done() {
         joined();
         // The task is done and touches the state no more: it is ours alone to read and free.
         struct free_on_exit {
@@ -111,12 +124,17 @@ public:
         return guard.state->m_result.take();
     }
 
-private:
-    friend struct detail::future_access;
+    // get() outside every pool on a task not done: a task still queued runs here instead of
+    // being waited for (docs/design/callers.md#take-over). Out of line, so a worker's get()
+    // pays only the check of the thread.
+    [[gnu::noinline]] T get_outside() {
+        if (run_here_if_queued())
+            return get_taken_over();
+        wait_ready();
+        return take_done();
+    }
 
-    // Outside every pool, a task still queued runs here instead of being waited for
-    // (docs/design/callers.md#take-over). Out of line: get()'s fast path stays small.
-    [[gnu::noinline]] bool run_here_if_queued() {
+    bool run_here_if_queued() {
         detail::future_state<T>& s = *m_state;
         if (!s.may_run_here())
             return false;

@@ -161,21 +161,23 @@ private:
         free_task_memory<fork_task>(self);
     }
 
+    // The destroy case first, and alone: it runs for every task, and the run_here case (the
+    // callable inlined) in the same function would give it a heavier prologue.
     static bool manage(future_state<T>* s, state_action action) noexcept {
-        switch (action) {
-        case state_action::destroy:
+        if (action == state_action::destroy) [[likely]] {
             destroy_impl(s);
             return true;
-        case state_action::may_run_here:
+        }
+        return manage_rarely(s, action);
+    }
+
+    [[gnu::noinline]] static bool manage_rarely(future_state<T>* s, state_action action) noexcept {
+        if (action == state_action::may_run_here)
             return !std::is_base_of_v<waiter, Hook> && !runs_on_a_worker<F>;
-        case state_action::run_here: {
-            auto* self = static_cast<fork_task*>(s);
-            self->m_result.run(self->m_fn);
-            self->m_fn.~F(); // as run_impl() does: captures go before the result is read
-            return true;
-        }
-        }
-        return false;
+        auto* self = static_cast<fork_task*>(s); // state_action::run_here
+        self->m_result.run(self->m_fn);
+        self->m_fn.~F(); // as run_impl() does: captures go before the result is read
+        return true;
     }
 
     static void wake_impl(waiter* w) noexcept {
