@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <forkjoin/task.hpp>
+#include <forkjoin/task_scope.hpp>
 
 namespace {
 

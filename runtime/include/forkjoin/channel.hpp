@@ -113,8 +113,7 @@ public:
     [[nodiscard]] receive_awaiter receive_async() noexcept;
 
 private:
-    // Sends `value` (true, outcome granted), finds the channel closed (true, outcome closed), or
-    // queues `w` to wait for a receiver or room (false).
+    // Sent or closed (true; w's outcome says which), or `w` queued (false).
     bool send_or_queue(T& value, detail::sync_waiter& w) {
         std::unique_lock guard(m_lock);
         if (m_closed) {
@@ -130,7 +129,6 @@ private:
         return false;
     }
 
-    // Fills `result` or finds the channel closed and drained (true), or queues `w` (false).
     bool receive_or_queue(std::optional<T>& result, detail::sync_waiter& w) {
         std::unique_lock guard(m_lock);
         if (take(result, guard) || m_closed)

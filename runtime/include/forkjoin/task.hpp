@@ -15,7 +15,6 @@
 // - co_await fj::join(a, b) offers b to idle workers (as fj::join does) and runs a here; the
 //   awaiting task is resumed by whichever branch ends last, on that branch's thread. The result
 //   is a std::pair (std::monostate for a void task); a's exception is rethrown first.
-// - fj::task_scope: spawn(child) any number of children, then co_await scope.join().
 // - co_await fj::resume_on(pool) continues on a worker of `pool`; co_await fj::yield() lets the
 //   pool's queued work run first.
 // - A suspended task holds no thread and no fiber: only its frame, taken from the worker's block
@@ -76,22 +75,6 @@ detail::task_join_awaiter<A, B> join(task<A>&& a, task<B>&& b) {
     return detail::task_join_awaiter<A, B>(detail::task_access::release(a),
                                            detail::task_access::release(b));
 }
-
-// Any number of children of a task: scope.spawn(child) queues each (as join's b), then
-// co_await scope.join() waits for all; the first exception is rethrown, the others dropped. It
-// must be joined after its last spawn() before it is destroyed (std::abort() otherwise).
-// docs/coroutines.md#scopes.
-class task_scope {
-public:
-    // Throws fj::scheduler_closed (the child destroyed, unstarted), std::invalid_argument.
-    void spawn(task<void>&& child) { m_core.spawn(detail::task_access::release(child)); }
-    [[nodiscard]] detail::task_scope_core::join_awaiter join() noexcept {
-        return detail::task_scope_core::join_awaiter(m_core);
-    }
-
-private:
-    detail::task_scope_core m_core;
-};
 
 // Queues the task on the current scheduler (or `sched`) and returns its future; the task runs on
 // that pool's workers. From a task of the same pool, the task goes to this worker's deque, as a

@@ -7,6 +7,7 @@
 #include <forkjoin/detail/sync_waiter.hpp>
 #include <forkjoin/errors.hpp>
 #include <forkjoin/task.hpp>
+#include <forkjoin/task_scope.hpp>
 
 namespace fj::detail {
 
