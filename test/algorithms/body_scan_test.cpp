@@ -142,7 +142,13 @@ TEST(body_scan_one_worker, final_scans_with_the_users_body_alone) {
             scan_counts counts;
             std::vector<std::int64_t> out(n, -7);
             prefix_sum body(in.data(), out.data(), counts);
-            fj::parallel_scan(pool, with_grain(n, grain), body);
+            // From a task on the worker: from this thread the scan would run on it as a caller,
+            // which the worker may help after its backstop (docs/design/callers.md). wait()
+            // first: get() alone could run the task here (take-over).
+            auto on_worker =
+                pool.submit([&] { fj::parallel_scan(pool, with_grain(n, grain), body); });
+            on_worker.wait();
+            on_worker.get();
             EXPECT_EQ(out, expected);
             EXPECT_EQ(body.sum, expected.back());
             EXPECT_EQ(counts.pre_calls.load(), 0) << "n=" << n << " grain=" << grain;

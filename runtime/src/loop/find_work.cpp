@@ -45,6 +45,12 @@ void run_task(worker& w, task* t) noexcept {
 task* steal_from_others(pool& p, worker* self, std::uint64_t random, bool at_top_level) {
     const std::size_t n = p.m_workers.size();
     const std::size_t start = static_cast<std::size_t>(random % n);
+    // A pool of one worker runs a call from outside on its caller alone, as asked: its worker
+    // leaves a caller's deque alone, unless its crowded backstop expired (the caller may be
+    // blocked in the kernel on a task it forked: docs/design/callers.md). Spares, which stand in
+    // for a blocked worker, steal from callers too.
+    const bool leave_callers = self != nullptr && p.m_worker_count == 1 &&
+                               self->m_role == slot_role::worker && !self->m_backstop_expired;
     for (std::size_t i = 0; i < n; ++i) {
         worker& victim = p.m_workers[(start + i) % n];
         if (&victim == self)
@@ -52,6 +58,8 @@ task* steal_from_others(pool& p, worker* self, std::uint64_t random, bool at_top
         // A waiter its worker made resumable while busy goes first: it is the oldest work there
         // (the continuation of a join), and someone is waiting on it.
         task* t = at_top_level ? take_resumable(victim) : nullptr;
+        if (t == nullptr && leave_callers && victim.m_role == slot_role::caller)
+            continue;
         if (t != nullptr || victim.m_deque.steal(t) == steal_result::success) {
             if (self != nullptr) {
                 self->m_stats.steals.bump();

@@ -120,6 +120,7 @@ task* find_work_or_sleep(pool& p, worker& w) {
                                                   : w.m_index == 0 ? k_idle_block_release_period
                                                                    : std::chrono::milliseconds{0};
         const slept s = sleep_until_woken(p, w, idle.key, timeout);
+        w.m_backstop_expired = timed && s.timed_out; // find_work.cpp: a one-worker pool's callers
         if (p.m_stop.load(std::memory_order_acquire))
             return nullptr;
         if (spare && std::chrono::steady_clock::now() >= s.began + k_spare_idle)
