@@ -54,11 +54,8 @@ struct alignas(128) worker {
     pool_core* const m_pool; // the pool it works for
     const std::size_t m_index;
     const slot_role m_role;
-    // A worker of a pool of one whose last sleep ended by its crowded backstop, not a wake-up:
-    // until it sleeps again it may steal from a caller's deque, which such a pool otherwise
-    // leaves to its caller (docs/design/callers.md). Only the worker reads and writes it.
-    bool m_backstop_expired = false;
-    std::uint64_t m_rng = 0; // xorshift state for victim selection
+    bool m_backstop_expired = false; // its last sleep timed out: loop/find_work.cpp, callers
+    std::uint64_t m_rng = 0;         // xorshift state for victim selection
     std::uint32_t m_tick =
         0; // tasks taken; every k_injection_period-th look starts at the injection queue
     chase_lev_deque<task*> m_deque;
