@@ -278,6 +278,17 @@ inline long fib_join(int n) {
     return a + b;
 }
 
+// Runs f() as a task of `pool` on one of its workers and returns its result: a call from this
+// thread would run on it as a caller, which the workers may help (docs/design/callers.md), and
+// get() alone could run the task here (take-over), so wait() comes first. For tests of what the
+// pool's own workers do (one worker runs a loop's pieces in order, alone).
+template <class F>
+auto on_worker(fj::scheduler& pool, F f) {
+    auto result = pool.submit(std::move(f));
+    result.wait();
+    return result.get();
+}
+
 // Occupies every worker of `sched` until `release` is set; returns once they are all busy, so a
 // test decides what runs where (e.g. that the calling thread must run a task itself).
 inline std::vector<fj::future<void>> occupy_workers(fj::scheduler& sched,

@@ -240,7 +240,9 @@ TEST_P(ranges_test, the_body_style_reduce_matches_the_serial_sum) {
         std::iota(data.begin(), data.end(), 1L);
         std::atomic<int> splits{0};
         sum_body body(data, splits);
-        fj::parallel_reduce(pool, fj::blocked_range<std::size_t>{0, n}, body);
+        fj_test::on_worker(pool, [&] {
+            fj::parallel_reduce(pool, fj::blocked_range<std::size_t>{0, n}, body);
+        });
         EXPECT_EQ(body.sum, static_cast<long>(n) * static_cast<long>(n + 1) / 2) << n;
         // One worker never runs a right half while its left half still runs: one body only.
         if (workers() == 1) {
@@ -271,7 +273,9 @@ TEST_P(ranges_test, the_body_style_reduce_reuses_a_body_across_contiguous_pieces
     fj::scheduler pool = make_pool();
     std::atomic<int> builds{0};
     stateful_body body(builds);
-    fj::parallel_reduce(pool, fj::blocked_range<int>{0, 1 << 20, 256}, body);
+    fj_test::on_worker(pool, [&] {
+        fj::parallel_reduce(pool, fj::blocked_range<int>{0, 1 << 20, 256}, body);
+    });
     EXPECT_EQ(body.count, 1 << 20);
     // 4096 pieces of 256; bodies are made only for halves stolen while their left half ran.
     EXPECT_LT(builds.load(), 4096);

@@ -260,13 +260,17 @@ TEST_P(cancellation_test, parallel_invoke_skips_the_callables_not_started) {
     fj::scheduler pool = make_pool();
     std::stop_source source;
     std::atomic<int> ran{0};
-    EXPECT_THROW(fj::parallel_invoke(
-                     pool,
-                     [&] {
-                         ran += 1;
-                         source.request_stop();
-                     },
-                     [&] { ran += 10; }, [&] { ran += 100; }, source.get_token()),
+    EXPECT_THROW(fj_test::on_worker(pool,
+                                    [&] {
+                                        fj::parallel_invoke(
+                                            pool,
+                                            [&] {
+                                                ran += 1;
+                                                source.request_stop();
+                                            },
+                                            [&] { ran += 10; }, [&] { ran += 100; },
+                                            source.get_token());
+                                    }),
                  fj::operation_cancelled);
     EXPECT_GE(ran.load(), 1);
     // One worker runs the callables in order, so the first one's request stops the others.
