@@ -63,7 +63,7 @@ void settle(std::initializer_list<const fj::scheduler*> pools) {
         return;
     const auto all_asleep = [](const fj::scheduler& pool) {
         for (const fj::worker_stats& w : pool.stats().workers)
-            if (!w.asleep)
+            if (!w.asleep && !w.caller) // a caller's slot is this thread's, which is here
                 return false;
         return true;
     };
