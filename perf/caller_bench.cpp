@@ -21,8 +21,8 @@
 // The competitors' files say what their users write (competitors/tbb_caller.cpp,
 // competitors/omp_caller.cpp); the forkjoin calls here are the ones a forkjoin user writes. N
 // is each runtime's size: an fj::scheduler of N runs a call from main on main and at most N - 1
-// of its N workers; a task_arena(N) and an OpenMP team of N count main as one of the N. For each N every
-// runtime's pool is made once. Rounds are paired: each round runs every row once, the order
+// of its N workers; a task_arena(N) and an OpenMP team of N count main as one of the N. For each N
+// every runtime's pool is made once. Rounds are paired: each round runs every row once, the order
 // rotating, with --cooldown-ms of idle time before each row so that one runtime's spinning threads
 // are asleep before the next starts. A row's time in a round is the mean of --calls calls (join,
 // loop) under one clock, or the whole power program divided by its iterations. A round that runs

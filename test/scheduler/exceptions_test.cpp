@@ -134,9 +134,8 @@ TEST(single_worker_join_test, FailedFirstBranchCancelsUnstartedSecond) {
     std::atomic<bool> b_ran{false};
     // From a task on the worker: a join from this thread would run on it as a caller, and the
     // worker could steal the second branch (docs/design/callers.md).
-    auto f = sched.submit([&] {
-        sched.join([] { throw std::runtime_error("a"); }, [&] { b_ran.store(true); });
-    });
+    auto f = sched.submit(
+        [&] { sched.join([] { throw std::runtime_error("a"); }, [&] { b_ran.store(true); }); });
     f.wait(); // not get() alone: it could run the task here (take-over)
     EXPECT_THROW(f.get(), std::runtime_error);
     EXPECT_FALSE(b_ran.load());
