@@ -10,6 +10,7 @@
 #include <latch>
 #include <numeric>
 #include <optional>
+#include <semaphore>
 #include <stdexcept>
 #include <stop_token>
 #include <string>
@@ -191,6 +192,35 @@ TEST_P(caller_test, a_caller_blocked_in_the_kernel_on_its_own_fork_is_not_left_w
         return true;
     });
     EXPECT_TRUE(counted_down);
+}
+
+// The same with the worker awake when the caller forks: busy until just after the fork, it then
+// looks for work with the forked task in sight on the caller's deque. A worker of a pool of one
+// leaves that deque to its caller, so it must sleep (not go round its idle loop for ever, as it
+// would if its re-check before sleeping counted the deque) for its backstop to end and take it.
+// The wait is bounded so that a regression fails instead of hanging.
+TEST_P(caller_test,
+       a_caller_blocked_on_its_own_fork_while_the_worker_was_busy_is_not_left_waiting) {
+    fj::scheduler pool(workers());
+    pool.execute([] {});
+    std::atomic<bool> busy_started{false};
+    std::atomic<bool> forked{false};
+    fj::future<void> busy = pool.submit([&] {
+        busy_started.store(true);
+        fj_test::spin_until([&] { return forked.load(); }, std::chrono::seconds(20));
+    });
+    fj_test::spin_until([&] { return busy_started.load(); }, std::chrono::seconds(20));
+    const bool released = pool.execute([&] {
+        std::binary_semaphore done(0);
+        fj::future<void> f = fj::fork([&done] { done.release(); });
+        forked.store(true);
+        // A std::binary_semaphore: the caller's thread blocks, nothing of the pool runs on it.
+        const bool acquired = done.try_acquire_for(std::chrono::seconds(20));
+        f.get();
+        return acquired;
+    });
+    EXPECT_TRUE(released);
+    busy.get();
 }
 
 // What a call forks and does not join is handed to the pool when the call returns: it runs later,

@@ -45,13 +45,8 @@ void run_task(worker& w, task* t) noexcept {
 task* steal_from_others(pool& p, worker* self, std::uint64_t random, bool at_top_level) {
     const std::size_t n = p.m_workers.size();
     const std::size_t start = static_cast<std::size_t>(random % n);
-    // A pool of one worker runs a call from outside on its caller alone, as asked: its worker
-    // leaves a caller's deque alone, unless its last sleep ended by the crowded backstop
-    // (worker::m_backstop_expired, written only by the worker: the caller may be blocked in the
-    // kernel on a task it forked; docs/design/callers.md). Spares, which stand in for a blocked
-    // worker, steal from callers too.
-    const bool leave_callers = self != nullptr && p.m_worker_count == 1 &&
-                               self->m_role == slot_role::worker && !self->m_backstop_expired;
+    // A pool of one worker leaves its callers' deques to them (state/pool.hpp).
+    const bool leave_callers = self != nullptr && leaves_callers_alone(p, *self);
     for (std::size_t i = 0; i < n; ++i) {
         worker& victim = p.m_workers[(start + i) % n];
         if (&victim == self)

@@ -106,7 +106,7 @@ task* find_work_or_sleep(pool& p, worker& w) {
         //    pool's sleeper the backstop, since a pusher that skipped waking it may block before
         //    it takes its work (docs/design/crowded.md); worker 0 the memory release period;
         //    the others until woken.
-        const going_idle idle = go_idle(p);
+        const going_idle idle = go_idle(p, &w);
         if (idle.outcome == idle_check::stopped || idle.outcome == idle_check::stopped_it)
             return nullptr;
         if (idle.outcome == idle_check::work_in_sight)
@@ -120,7 +120,7 @@ task* find_work_or_sleep(pool& p, worker& w) {
                                                   : w.m_index == 0 ? k_idle_block_release_period
                                                                    : std::chrono::milliseconds{0};
         const slept s = sleep_until_woken(p, w, idle.key, timeout);
-        w.m_backstop_expired = timed && s.timed_out; // find_work.cpp: a one-worker pool's callers
+        w.m_backstop_expired = timed && s.timed_out; // leaves_callers_alone(), state/pool.hpp
         if (p.m_stop.load(std::memory_order_acquire))
             return nullptr;
         if (spare && std::chrono::steady_clock::now() >= s.began + k_spare_idle)

@@ -14,13 +14,18 @@
 
 namespace fj::detail {
 
-bool work_visible(const pool& p) {
+bool work_visible(const pool& p, const worker* looker) {
     if (!p.m_injected.empty())
         return true; // exact, under the consumer lock: see injection_queue.hpp
+    const bool leave_callers = looker != nullptr && leaves_callers_alone(p, *looker);
     // seq_cst loads, like the deques' (after the sleeper's barrier): see make_resumable().
     for (std::size_t i = 0, n = p.m_workers.size(); i < n; ++i) {
         const worker& w = p.m_workers[i];
-        if (!w.m_deque.empty_hint() || w.m_resumable.load(std::memory_order_seq_cst) != nullptr)
+        if (w.m_resumable.load(std::memory_order_seq_cst) != nullptr)
+            return true;
+        if (leave_callers && w.m_role == slot_role::caller)
+            continue; // its caller drains it; find_work() would not take from it
+        if (!w.m_deque.empty_hint())
             return true;
     }
     return false;
@@ -71,7 +76,7 @@ last_out leave_active_after_recheck(pool& p, bool closed) noexcept {
 
 } // namespace
 
-going_idle go_idle(pool& p) noexcept {
+going_idle go_idle(pool& p, const worker* looker) noexcept {
     // 1. Prewait (the steps of docs/design/sleep.md#steps).
     const auto key = p.m_sleep.prepare_wait();
     // 2. The sleeper's half of the asymmetric StoreLoad barrier: after it, any push whose sleeper
@@ -91,7 +96,9 @@ going_idle go_idle(pool& p) noexcept {
     //    submission has swung the injection queue's tail, so the re-check sees it (a producer
     //    still linking its node counts as present). seq_cst load of the tail word.
     const bool closed = p.m_injected.is_closed();
-    if (work_visible(p)) { // 5. work seen: back to finding it
+    // 5. Work seen that this worker would take: back to finding it. (A deque it leaves alone
+    //    would only send it round again, spinning beside the caller that owns it.)
+    if (work_visible(p, looker)) {
         p.m_sleep.cancel_wait();
         return {idle_check::work_in_sight, key};
     }
@@ -139,7 +146,7 @@ slept sleep_until_woken(pool& p, worker& w, event_count::key key,
 }
 
 bool leave_unless_work(pool& p) noexcept {
-    switch (go_idle(p).outcome) {
+    switch (go_idle(p, nullptr).outcome) {
     case idle_check::work_in_sight:
         return false;
     case idle_check::stopped:

@@ -15,8 +15,10 @@
 namespace fj::detail {
 
 // Whether p has work a worker could take: its injection queue, any deque, any resumable slot.
-// Exact for the injection queue, a seq_cst look at the rest (docs/design/sleep.md#steps).
-bool work_visible(const pool& p);
+// Exact for the injection queue, a seq_cst look at the rest (docs/design/sleep.md#steps). With
+// `looker`, only the work that worker's find_work() would take: a worker that leaves callers'
+// deques alone (leaves_callers_alone(), state/pool.hpp) does not count them.
+bool work_visible(const pool& p, const worker* looker = nullptr);
 
 // Who made the work visible that a wake-up is for.
 enum class pusher {
@@ -47,7 +49,9 @@ struct going_idle {
     idle_check outcome;
     event_count::key key;
 };
-going_idle go_idle(pool& p) noexcept;
+// `looker`: the worker going idle, whose re-check looks only at the work it would take (null: a
+// thread that leaves the pool, which looks at all of it).
+going_idle go_idle(pool& p, const worker* looker) noexcept;
 
 // Step 7, after go_idle() returned `left` with `key`: w sleeps (holding no place in the budget
 // of running workers) until a notify, or until `timeout` has passed when it is not zero; then

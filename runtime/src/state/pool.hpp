@@ -122,6 +122,18 @@ inline std::size_t run_capacity(const pool& p, std::size_t cpus) noexcept {
     return cpus < p.m_worker_count ? cpus : p.m_worker_count;
 }
 
+// A pool of one worker runs a call from outside on its caller alone, as asked
+// (docs/design/callers.md): its worker neither steals from a caller's deque nor counts that deque
+// as work when it goes to sleep, unless its last sleep ended by the crowded backstop
+// (worker::m_backstop_expired, written only by the worker: the caller may be blocked in the kernel
+// on a task it forked). A caller's push wakes nobody in such a pool (sleep/crowding.hpp: the
+// caller holds its one place), so the caller's deque is the caller's to drain, and the backstop's
+// timed sleep is what takes it when the caller cannot. Spares, which stand in for a blocked
+// worker, take from callers too.
+inline bool leaves_callers_alone(const pool& p, const worker& w) noexcept {
+    return p.m_worker_count == 1 && w.m_role == slot_role::worker && !w.m_backstop_expired;
+}
+
 // A pool made before a process fork() has no workers in the child: its use there is refused
 // before anything is queued or run.
 inline void refuse_in_forked_child(const pool& p) {

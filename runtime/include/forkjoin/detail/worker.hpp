@@ -54,7 +54,7 @@ struct alignas(128) worker {
     pool_core* const m_pool; // the pool it works for
     const std::size_t m_index;
     const slot_role m_role;
-    bool m_backstop_expired = false; // its last sleep timed out: loop/find_work.cpp, callers
+    bool m_backstop_expired = false; // its last sleep timed out: leaves_callers_alone()
     std::uint64_t m_rng = 0;         // xorshift state for victim selection
     std::uint32_t m_tick =
         0; // tasks taken; every k_injection_period-th look starts at the injection queue
