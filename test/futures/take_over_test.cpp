@@ -10,7 +10,17 @@
 
 namespace {
 
-class take_over_test : public fj_test::workers_test {};
+class take_over_test : public fj_test::workers_test {
+protected:
+    // The take-over applies to pools whose waiting tasks do not park: a taken task's waits would
+    // block the caller's thread where a worker's park.
+    fj::scheduler_options not_parking() const {
+        fj::scheduler_options options;
+        options.workers = workers();
+        options.park_waiting_tasks = false;
+        return options;
+    }
+};
 
 // Rounds of submit and get() on an idle pool, each begun once every worker sleeps (a worker spins
 // about 50 µs before it sleeps); `body` runs as the task and says whether it ran on the thread
@@ -32,14 +42,14 @@ int rounds_taken_over(fj::scheduler& pool, Body body) {
 
 // The caller runs the task it waits for when every worker sleeps: no wake-up to wait for.
 TEST_P(take_over_test, get_runs_a_queued_task_on_the_calling_thread_when_the_workers_sleep) {
-    fj::scheduler pool(workers());
+    fj::scheduler pool(not_parking());
     EXPECT_GT(rounds_taken_over(pool, [](bool here) { return here; }), 0);
 }
 
 // The taken task runs as a task of its pool: it sees the pool, and what it forks and calls runs
 // there; its slot is a caller's.
 TEST_P(take_over_test, a_taken_task_runs_in_its_pool) {
-    fj::scheduler pool(workers());
+    fj::scheduler pool(not_parking());
     std::atomic<int> wrong{0};
     const int taken = rounds_taken_over(pool, [&](bool here) {
         if (here &&
@@ -58,7 +68,7 @@ TEST_P(take_over_test, a_taken_task_runs_in_its_pool) {
 
 // An exception reaches get() whoever ran the task.
 TEST_P(take_over_test, a_taken_tasks_exception_reaches_get) {
-    fj::scheduler pool(workers());
+    fj::scheduler pool(not_parking());
     for (int round = 0; round < 50; ++round) {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
         fj::future<int> f = pool.submit([]() -> int { throw std::runtime_error("taken"); });
@@ -70,7 +80,7 @@ TEST_P(take_over_test, a_taken_tasks_exception_reaches_get) {
 // std::launch::async alone: as if on a new thread, so never on the one that calls get(); the
 // default policy (async | deferred) lets get() run it.
 TEST_P(take_over_test, std_launch_async_alone_always_runs_on_a_worker) {
-    fj::scheduler pool(workers());
+    fj::scheduler pool(not_parking());
     int taken = 0;
     for (int round = 0; round < 50; ++round) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -87,7 +97,7 @@ TEST_P(take_over_test, std_launch_async_alone_always_runs_on_a_worker) {
 // A continuation waits for its antecedent: get() never runs it ahead of it, even while every
 // worker sleeps.
 TEST_P(take_over_test, a_continuation_is_not_taken_before_its_antecedent) {
-    fj::scheduler pool(workers());
+    fj::scheduler pool(not_parking());
     fj::promise<int> promise;
     fj::future<int> first = promise.get_future();
     fj::future<int> second = pool.execute([&] { return first.then([](int v) { return v + 1; }); });
@@ -102,7 +112,7 @@ TEST_P(take_over_test, a_continuation_is_not_taken_before_its_antecedent) {
 // Outside threads getting their own tasks race the workers that pop them: each task runs once,
 // and each get() returns its task's value, whoever ran it.
 TEST_P(take_over_test, takers_racing_workers_run_each_task_once) {
-    fj::scheduler pool(workers());
+    fj::scheduler pool(not_parking());
     constexpr int k_threads = 3;
     const int per_thread = fj_test::k_sanitized ? 200 : 2'000;
     std::vector<std::atomic<int>> runs(static_cast<std::size_t>(k_threads * per_thread));
@@ -131,7 +141,7 @@ TEST_P(take_over_test, takers_racing_workers_run_each_task_once) {
 
 // A cancelled task is not taken: it never runs, and get() throws.
 TEST_P(take_over_test, a_cancelled_task_is_not_taken) {
-    fj::scheduler pool(workers());
+    fj::scheduler pool(not_parking());
     std::atomic<bool> release{false};
     auto blockers = fj_test::occupy_workers(pool, release);
     std::atomic<bool> ran{false};
@@ -143,6 +153,27 @@ TEST_P(take_over_test, a_cancelled_task_is_not_taken) {
         EXPECT_TRUE(fj_test::get_void(b));
     pool.shutdown();
     EXPECT_FALSE(ran.load());
+}
+
+// A pool whose waiting tasks park never takes a task over: the task might wait on a channel, a
+// latch or a future, and on the caller's stack that wait would block the thread where on a worker
+// it parks and the worker goes on (a pipeline of tasks joined by channels then ran up to 7 times
+// slower when get() took one of its stages).
+TEST_P(take_over_test, a_pool_that_parks_waiting_tasks_never_takes_a_task_over) {
+    fj::scheduler_options options;
+    options.workers = workers();
+    options.park_waiting_tasks = true;
+    fj::scheduler pool(options);
+    if (!pool.stats().parking)
+        GTEST_SKIP() << "parking is off (FJ_PARKING=0)";
+    int taken = 0;
+    for (int round = 0; round < 100; ++round) {
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+        const std::thread::id me = std::this_thread::get_id();
+        fj::future<bool> f = pool.submit([me] { return std::this_thread::get_id() == me; });
+        taken += f.get() ? 1 : 0;
+    }
+    EXPECT_EQ(taken, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(workers, take_over_test, fj_test::worker_counts(),

@@ -3,7 +3,9 @@
 // (docs/design/callers.md#take-over): the waiting thread would otherwise block for two thread
 // wake-ups (a worker's and then its own). While a worker is awake the get() waits as before: a
 // worker draining a queue of small tasks is ahead of a taker, whose claim costs the asymmetric
-// barrier's heavy side.
+// barrier's heavy side. Only in a pool whose waiting tasks do not park: a caller runs on its own
+// stack, not a fiber, so a taken task's waits (a channel, a latch, a future) would block this
+// thread in the kernel where on a worker they park and let the worker run the task it waits for.
 #include "lifecycle/pool_registry.hpp"
 #include "state/pool.hpp"
 
@@ -29,6 +31,8 @@ bool run_queued_here(std::uint64_t home, completion& c, start_flag& start,
             return false; // a worker is awake and takes it soon
         if (pool_of(p).m_shares_cpu_budget)
             return false; // a caller takes no place in the budget: it would run beside them
+        if (pool_of(p).m_parking != nullptr)
+            return false; // its waits would block this thread where on a worker they park
         try {
             slot = enter_as_caller(p);
         } catch (...) { // closing, or made before a fork() in this child: its workers run it
