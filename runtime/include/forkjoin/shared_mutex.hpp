@@ -15,7 +15,7 @@
 // spins briefly before it queues.
 // Unlike std::shared_mutex, it may be unlocked by another thread than the one that locked it: a
 // task that parked while holding it may resume on another worker.
-// docs/sync.md; the protocol: docs/design/sync.md (step 11).
+// docs/sync.md; the protocol: docs/design/sync.md#steps, step 15.
 #pragma once
 
 #include <chrono>

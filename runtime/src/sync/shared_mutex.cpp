@@ -1,5 +1,5 @@
 // fj::shared_mutex's slow paths (forkjoin/shared_mutex.hpp); the protocol is
-// detail/shared_mutex_protocol.hpp (docs/design/sync.md#steps, step 11).
+// detail/shared_mutex_protocol.hpp (docs/design/sync.md#steps, step 15).
 #include <forkjoin/detail/cpu_relax.hpp>
 #include <forkjoin/shared_mutex.hpp>
 

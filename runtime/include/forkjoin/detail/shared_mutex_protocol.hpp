@@ -1,4 +1,4 @@
-// fj::shared_mutex's protocol (docs/design/sync.md#steps, step 11): the state word, the queue of
+// fj::shared_mutex's protocol (docs/design/sync.md#steps, step 15): the state word, the queue of
 // readers and writers, and the hand-over, without the wait itself (the shared mutex parks or
 // blocks; the model test spins).
 //
@@ -35,7 +35,7 @@ public:
     using waiter = basic_sync_waiter<Atomics>;
     using waiters = basic_waiter_queue<waiter>;
 
-    // 1. The fast lock: a free lock with nobody queued. acquire: pairs with the release of the
+    // 15a. The fast lock: a free lock with nobody queued. acquire: pairs with the release of the
     // unlock, shared unlock or hand-over that freed it (through the release sequence above).
     bool try_lock() noexcept {
         std::uint32_t expected = 0;
@@ -43,7 +43,7 @@ public:
                                                std::memory_order_relaxed);
     }
 
-    // 2. The fast shared lock: no writer holds it and nobody is queued. acquire: pairs with the
+    // 15a. The fast shared lock: no writer holds it and nobody is queued. acquire: pairs with the
     // release of the last writer's unlock or hand-over.
     bool try_lock_shared() noexcept {
         std::uint32_t state = m_state.load(std::memory_order_relaxed);
@@ -54,7 +54,7 @@ public:
         return false;
     }
 
-    // 3. The fast unlock: nobody queued. False otherwise (then call hand_over()). release: pairs
+    // 15a. The fast unlock: nobody queued. False otherwise (then call hand_over()). release: pairs
     // with the next owner's acquire.
     bool try_unlock() noexcept {
         std::uint32_t expected = k_writer;
@@ -62,20 +62,20 @@ public:
                                                std::memory_order_relaxed);
     }
 
-    // 4. The shared unlock, always done here. False when this was the last reader and a waiter
-    // is queued: then call admit_if_free(), which hands the lock over. release: pairs with the
-    // acquire of the writer that takes it next (its fast lock, or admit_if_free()'s load).
+    // 15a. The shared unlock, always done here. False when this was the last reader and a waiter
+    // is queued: then call admit_if_free() (15d), which hands the lock over. release: pairs with
+    // the acquire of the writer that takes it next (its fast lock, or admit_if_free()'s load).
     bool try_unlock_shared() noexcept {
         return m_state.fetch_sub(k_reader, std::memory_order_release) != (k_reader | k_waiters);
     }
 
-    // 5. The slow lock: takes a free lock with nobody queued (true), or queues `w` at the back
+    // 15b. The slow lock: takes a free lock with nobody queued (true), or queues `w` at the back
     // (false); the caller then waits for w's release, which grants it the lock.
     bool lock_or_queue(waiter& w) { return take_or_queue(w, false); }
-    // 5'. The same for a shared lock.
+    // 15b. The same for a shared lock.
     bool lock_shared_or_queue(waiter& w) { return take_or_queue(w, true); }
 
-    // 6. The writer's slow unlock (try_unlock() failed: a waiter is queued, or was). Hands the
+    // 15c. The writer's slow unlock (try_unlock() failed: a waiter is queued, or was). Hands the
     // lock to the front of the queue, or frees it if the queue has emptied. Returns the waiters
     // to release after this returns (their release publishes our critical section).
     waiters hand_over() noexcept {
@@ -89,7 +89,7 @@ public:
         return admit_front();
     }
 
-    // 7. The last reader's slow unlock (try_unlock_shared() returned false). If the lock is still
+    // 15d. The last reader's slow unlock (try_unlock_shared() returned false). If the lock is still
     // free, hands it to the front of the queue; it is not when the queue emptied meanwhile (a
     // waiter timed out) and someone took the lock by a fast path: then that owner's unlock hands
     // over. acquire: pairs with every reader's release in try_unlock_shared(), so the writer we
@@ -102,7 +102,7 @@ public:
         return admit_front();
     }
 
-    // 8. A timed-out waiter: true if it was still queued (taken out, marked timed out); false if
+    // 15e. A timed-out waiter: true if it was still queued (taken out, marked timed out); false if
     // an unlock granted it the lock first (the caller then waits for that release, and owns the
     // lock). A writer that leaves the front while readers hold the lock lets the readers queued
     // behind it in: they go to `admitted`, to be released after this returns.
