@@ -15,10 +15,13 @@
 // spins briefly before it queues.
 // Unlike std::shared_mutex, it may be unlocked by another thread than the one that locked it: a
 // task that parked while holding it may resume on another worker.
+// In a coroutine, with <forkjoin/sync_await.hpp>: co_await m.lock_async() (then unlock()), or
+// co_await m.lock_shared_async() (then unlock_shared()) (docs/coroutines.md).
 // docs/sync.md; the protocol: docs/design/sync.md#steps, step 15.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 
 #include <forkjoin/detail/shared_mutex_protocol.hpp>
 #include <forkjoin/detail/sync_waiter.hpp>
@@ -82,6 +85,11 @@ public:
             unlock_shared_slow(); // the last reader out, with a waiter queued: hand over
     }
 
+    // With <forkjoin/sync_await.hpp>, in a coroutine (see above): the lock is the coroutine's
+    // when co_await returns.
+    [[nodiscard]] detail::queue_awaiter lock_async() noexcept;
+    [[nodiscard]] detail::queue_awaiter lock_shared_async() noexcept;
+
 private:
     template <class Rep, class Period>
     static std::chrono::steady_clock::time_point
@@ -90,6 +98,9 @@ private:
                std::chrono::ceil<std::chrono::steady_clock::duration>(timeout);
     }
 
+    // Takes the lock (true), or queues `w` for it (false: w's release grants it). For the
+    // blocking forms and the coroutines' (queue_awaiter: `shared` 0 or 1).
+    static bool lock_or_queue(void* self, std::uint64_t shared, detail::sync_waiter& w);
     bool spin_for_it(bool shared) noexcept;
     void lock_slow(bool shared);
     bool lock_slow_until(bool shared, std::chrono::steady_clock::time_point deadline);

@@ -25,21 +25,24 @@ bool shared_mutex::spin_for_it(bool shared) noexcept {
     return false;
 }
 
+bool shared_mutex::lock_or_queue(void* self, std::uint64_t shared, detail::sync_waiter& w) {
+    auto& m = *static_cast<shared_mutex*>(self);
+    if (shared != 0)
+        return m.spin_for_it(true) || m.m_protocol.lock_shared_or_queue(w);
+    return m.spin_for_it(false) || m.m_protocol.lock_or_queue(w);
+}
+
 void shared_mutex::lock_slow(bool shared) {
-    if (spin_for_it(shared))
-        return;
     detail::sync_waiter w;
-    if (shared ? m_protocol.lock_shared_or_queue(w) : m_protocol.lock_or_queue(w))
+    if (lock_or_queue(this, shared ? 1 : 0, w))
         return;
     // Released only with the lock granted: ours, with the last owner's writes visible.
     detail::wait_released(w, detail::park_reason::shared_mutex);
 }
 
 bool shared_mutex::lock_slow_until(bool shared, std::chrono::steady_clock::time_point deadline) {
-    if (spin_for_it(shared))
-        return true;
     detail::sync_waiter w;
-    if (shared ? m_protocol.lock_shared_or_queue(w) : m_protocol.lock_or_queue(w))
+    if (lock_or_queue(this, shared ? 1 : 0, w))
         return true;
     detail::withdraw_with withdraw([this](detail::sync_waiter& waiter) noexcept {
         // A writer leaving the front may let the readers behind it in: release them once the
