@@ -4,8 +4,8 @@
 // over the rounds and the per-round ratios fj / std.
 //
 //   sync_bench [--rounds 11] [--parts latch,sleeps,lock,counter,pipeline,wake,sleepers,pingpong,
-//              stages,contended8,copingpong] [--meetings 100] [--pairs 10000000] [--iterations
-//              100000]
+//              stages,contended8,copingpong,shared] [--meetings 100] [--pairs 10000000]
+//              [--iterations 100000]
 //              [--repeat 10] [--items 100000] [--capacity 64] [--work 0] [--samples 2000]
 //              [--gap 50] [--sleepers 10000] [--async-threads 10000] [--sleeper-rounds 3]
 //              [--messages 100000] [--stage-items 1000000] [--stage-work 4] [--tokens 8]
@@ -52,6 +52,11 @@
 //           the mutex around --inside multiply-adds on shared data, then --outside multiply-adds
 //           of its own: std::mutex against fj::mutex; ms per run; the shared result is checked.
 //           For scale, the same work in one serial loop with no lock.
+// shared    read-mostly: --contenders tasks on a fresh 2-worker pool, each --lock-iterations
+//           times: one time in 10 the exclusive lock around --inside multiply-adds on shared
+//           data, else the shared lock around --inside multiply-adds of the shared value into
+//           its own, then --outside of its own: std::shared_mutex against fj::shared_mutex
+//           (<forkjoin/shared_mutex.hpp>); ms per run; the shared result is checked.
 // copingpong  the pingpong with fj::task coroutines that co_await send_async / receive_async
 //           (<forkjoin/sync_await.hpp>: a waiting coroutine holds no fiber), against the parked
 //           tasks of pingpong, capacity 0, on a fresh pool of 1 and of 2 workers; ns per message.
@@ -74,12 +79,14 @@
 #include <mutex>
 #include <optional>
 #include <semaphore>
+#include <shared_mutex>
 #include <string>
 #include <system_error>
 #include <thread>
 #include <vector>
 
 #include <forkjoin/forkjoin.hpp>
+#include <forkjoin/shared_mutex.hpp>
 #include <forkjoin/sync_await.hpp>
 
 namespace {
@@ -87,9 +94,9 @@ namespace {
 using namespace std::chrono_literals;
 using fj_perf::spread_of;
 
-const char* const all_parts[] = {"latch",    "sleeps",     "lock",      "counter",
-                                 "pipeline", "wake",       "sleepers",  "pingpong",
-                                 "stages",   "contended8", "copingpong"};
+const char* const all_parts[] = {"latch",    "sleeps",     "lock",       "counter",
+                                 "pipeline", "wake",       "sleepers",   "pingpong",
+                                 "stages",   "contended8", "copingpong", "shared"};
 
 struct options {
     int rounds = 11;
@@ -120,8 +127,8 @@ options parse(int argc, char** argv) {
     const fj_perf::driver_cli cli(
         "sync_bench",
         "[--rounds 11] [--parts latch,sleeps,lock,counter,pipeline,wake,sleepers,pingpong,stages,"
-        "contended8] [--meetings 100] [--pairs 10000000] [--iterations 100000] [--repeat 10] "
-        "[--items 100000] [--capacity 64] [--work 0] [--samples 2000] [--gap 50] "
+        "contended8,copingpong,shared] [--meetings 100] [--pairs 10000000] [--iterations 100000] "
+        "[--repeat 10] [--items 100000] [--capacity 64] [--work 0] [--samples 2000] [--gap 50] "
         "[--sleepers 10000] [--async-threads 10000] [--sleeper-rounds 3] [--messages 100000] "
         "[--stage-items 1000000] [--stage-work 4] [--tokens 8] [--contenders 8] "
         "[--lock-iterations 20000] [--inside 150] [--outside 150]",
@@ -1163,6 +1170,67 @@ void contended_part(const options& o) {
     print_ratio(v[1], v[2]);
 }
 
+// The read-mostly run of `shared`: writers (i % 10 == 0) apply mix to the shared value, so its
+// end value is known whatever the order; readers fold it into their own.
+template <class SharedMutex>
+double shared_ms(fj::scheduler& pool, const options& o, std::uint64_t expected) {
+    SharedMutex m;
+    shared_data shared;
+    std::atomic<std::uint64_t> own_sum{0};
+    std::vector<fj::future<void>> tasks;
+    tasks.reserve(static_cast<std::size_t>(o.contenders));
+    const double t = ms_of([&] {
+        for (int k = 0; k < o.contenders; ++k)
+            tasks.push_back(pool.submit([&, k] {
+                auto own = static_cast<std::uint64_t>(k);
+                for (int i = 0; i < o.lock_iterations; ++i) {
+                    if (i % 10 == 0) {
+                        std::unique_lock guard(m);
+                        shared.x = mix(shared.x, o.inside);
+                        ++shared.entries;
+                    } else {
+                        std::shared_lock guard(m);
+                        own = mix(own ^ shared.x, o.inside);
+                    }
+                    own = mix(own, o.outside);
+                }
+                own_sum.fetch_add(own, std::memory_order_relaxed);
+            }));
+        for (auto& f : tasks)
+            f.get();
+    });
+    if (shared.x != expected ||
+        shared.entries != static_cast<long>(o.contenders) * ((o.lock_iterations + 9) / 10))
+        wrong("shared");
+    return t;
+}
+
+void shared_part(const options& o) {
+    std::printf("\nshared: %d tasks on a fresh 2-worker pool, each %d times: 1 in 10 exclusive, "
+                "else shared, lock around %d multiply-adds (%.0f ns), then %d of its own "
+                "(%.0f ns); ms per run, %d rounds\n",
+                o.contenders, o.lock_iterations, o.inside, mix_ns(o.inside), o.outside,
+                mix_ns(o.outside), o.rounds);
+    std::uint64_t expected = 0;
+    const long writes = static_cast<long>(o.contenders) * ((o.lock_iterations + 9) / 10);
+    for (long w = 0; w < writes; ++w)
+        expected = mix(expected, o.inside);
+    variant v[2] = {{"std::shared_mutex", {}, {}, {}}, {"fj::shared_mutex", {}, {}, {}}};
+    interleave(o.rounds, 2, [&](std::size_t i) {
+        fj::scheduler pool(pool_options(2));
+        warm(pool);
+        v[i].times.push_back(i == 0 ? shared_ms<std::shared_mutex>(pool, o, expected)
+                                    : shared_ms<fj::shared_mutex>(pool, o, expected));
+        record_pool(v[i], pool);
+    });
+    print_head("ms median");
+    for (const auto& x : v)
+        print_variant(x, "%10.2f");
+    print_rounds(v[0]);
+    print_rounds(v[1]);
+    print_ratio(v[1], v[0]);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -1173,10 +1241,10 @@ int main(int argc, char** argv) {
         const char* name;
         void (*run)(const options&);
     } parts[] = {
-        {"latch", latch_part},          {"sleeps", sleeps_part},        {"lock", lock_part},
-        {"counter", counter_part},      {"pipeline", pipeline_part},    {"wake", wake_part},
-        {"sleepers", sleepers_part},    {"pingpong", pingpong_part},    {"stages", stages_part},
-        {"contended8", contended_part}, {"copingpong", copingpong_part}};
+        {"latch", latch_part},          {"sleeps", sleeps_part},         {"lock", lock_part},
+        {"counter", counter_part},      {"pipeline", pipeline_part},     {"wake", wake_part},
+        {"sleepers", sleepers_part},    {"pingpong", pingpong_part},     {"stages", stages_part},
+        {"contended8", contended_part}, {"copingpong", copingpong_part}, {"shared", shared_part}};
     for (const auto& p : parts) {
         if (!wants(o, p.name))
             continue;

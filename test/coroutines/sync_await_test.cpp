@@ -1,7 +1,8 @@
-// co_await on the task-parking primitives (lock_async, wait_async, acquire_async, send_async,
-// receive_async, arrive_and_wait_async, sleep_for_async), from fj::task and from a coroutine type
-// of the program's own: mutual exclusion and hand-offs hold with coroutine waiters, parked tasks
-// and blocked threads in the same queues, released by any of them; nothing free suspends.
+// co_await on the task-parking primitives (lock_async, lock_shared_async, wait_async,
+// acquire_async, send_async, receive_async, arrive_and_wait_async, sleep_for_async), from fj::task
+// and from a coroutine type of the program's own: mutual exclusion and hand-offs hold with
+// coroutine waiters, parked tasks and blocked threads in the same queues, released by any of them;
+// nothing free suspends.
 #include "support.hpp"
 
 #include <atomic>
@@ -12,6 +13,7 @@
 #include <future>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -22,6 +24,7 @@
 #include <forkjoin/latch.hpp>
 #include <forkjoin/mutex.hpp>
 #include <forkjoin/semaphore.hpp>
+#include <forkjoin/shared_mutex.hpp>
 #include <forkjoin/sync_await.hpp>
 #include <forkjoin/task.hpp>
 #include <forkjoin/this_task.hpp>
@@ -89,6 +92,85 @@ TEST_P(co_await_sync, a_mutex_excludes_coroutines_parked_tasks_and_threads_toget
         EXPECT_TRUE(fj_test::get_void(f));
     outside.join();
     EXPECT_EQ(counter, 10L * rounds);
+}
+
+// Writers increment with a suspension inside the critical section; readers check that the value
+// does not change while they hold the lock, across a suspension.
+fj::task<void> read_and_write(fj::shared_mutex& m, long& counter, std::atomic<int>& violations,
+                              int rounds) {
+    for (int i = 0; i < rounds; ++i) {
+        if (i % 3 == 0) {
+            co_await m.lock_async();
+            const long seen = counter;
+            if (i % 6 == 0)
+                co_await fj::yield();
+            counter = seen + 1;
+            m.unlock();
+        } else {
+            co_await m.lock_shared_async();
+            const long seen = counter;
+            if (i % 4 == 1)
+                co_await fj::yield();
+            if (counter != seen)
+                violations.fetch_add(1);
+            m.unlock_shared();
+        }
+    }
+}
+
+TEST_P(co_await_sync, a_shared_mutex_serves_coroutines_parked_tasks_and_threads_together) {
+    fj::scheduler pool(workers());
+    fj::shared_mutex m;
+    long counter = 0; // written under the exclusive lock
+    std::atomic<int> violations{0};
+    const int rounds = fj_test::k_sanitized ? 60 : 300; // a multiple of 3: rounds / 3 writes
+    std::vector<fj::future<void>> all;
+    for (int c = 0; c < 6; ++c)
+        all.push_back(fj::async(pool, read_and_write(m, counter, violations, rounds)));
+    auto blocking = [&] {
+        for (int i = 0; i < rounds; ++i) {
+            if (i % 3 == 0) {
+                std::unique_lock hold(m);
+                ++counter;
+            } else {
+                std::shared_lock hold(m);
+                if (counter < 0)
+                    violations.fetch_add(1);
+            }
+        }
+    };
+    for (int t = 0; t < 3; ++t)
+        all.push_back(pool.submit(blocking));
+    std::thread outside(blocking);
+    for (auto& f : all)
+        EXPECT_TRUE(fj_test::get_void(f));
+    outside.join();
+    EXPECT_EQ(counter, 10L * (rounds / 3));
+    EXPECT_EQ(violations.load(), 0);
+}
+
+reporting lock_shared_then_note(fj::shared_mutex& m, std::thread::id& resumed_on) {
+    co_await m.lock_shared_async();
+    resumed_on = std::this_thread::get_id();
+    m.unlock_shared();
+}
+
+TEST(co_await_sync_single, a_free_shared_mutex_does_not_suspend_and_a_held_one_hands_over) {
+    fj::shared_mutex m;
+    std::thread::id on;
+    reporting r = lock_shared_then_note(m, on); // eager, and the lock is free: done already
+    ASSERT_EQ(r.done.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+    EXPECT_EQ(on, std::this_thread::get_id());
+    // Held by a writer: the coroutine waits, and the unlock (on a plain thread) grants it the
+    // lock; it resumes on a pool (the default scheduler: it waited on none).
+    m.lock();
+    reporting waiting = lock_shared_then_note(m, on);
+    EXPECT_EQ(waiting.done.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+    std::thread unlocker([&] { m.unlock(); });
+    unlocker.join();
+    EXPECT_TRUE(finished(waiting));
+    EXPECT_TRUE(m.try_lock());
+    m.unlock();
 }
 
 reporting lock_then_note(fj::mutex& m, std::thread::id& resumed_on) {

@@ -2,6 +2,8 @@
 // own), without holding a thread or a fiber while it waits:
 //
 //   co_await m.lock_async();                          // fj::mutex; then m.unlock()
+//   co_await sm.lock_async();                         // fj::shared_mutex; then sm.unlock()
+//   co_await sm.lock_shared_async();                  // then sm.unlock_shared()
 //   std::unique_lock lock = co_await m.scoped_lock_async();
 //   co_await cv.wait_async(lock);                     // lock: std::unique_lock<fj::mutex>
 //   co_await l.wait_async();                          // fj::latch
@@ -36,6 +38,7 @@
 #include <forkjoin/latch.hpp>
 #include <forkjoin/mutex.hpp>
 #include <forkjoin/semaphore.hpp>
+#include <forkjoin/shared_mutex.hpp>
 #include <forkjoin/this_task.hpp>
 
 namespace fj {
@@ -92,6 +95,15 @@ inline detail::mutex_scoped_lock_awaiter mutex::scoped_lock_async() noexcept {
 }
 inline bool detail::mutex_lock_awaiter::await_ready() noexcept {
     return m_mutex.m_protocol.try_lock_idle();
+}
+
+// The shared mutex hands the lock over on release (never a wake-up to compete), so a plain
+// queue_awaiter is its coroutine form: the coroutine resumes holding it.
+inline detail::queue_awaiter shared_mutex::lock_async() noexcept {
+    return detail::queue_awaiter(&lock_or_queue, this, 0);
+}
+inline detail::queue_awaiter shared_mutex::lock_shared_async() noexcept {
+    return detail::queue_awaiter(&lock_or_queue, this, 1);
 }
 
 inline detail::condition_awaiter

@@ -108,6 +108,8 @@ const char* primitive_name(std::uint32_t why) noexcept {
         return "fj::channel";
     case park_reason::sleep:
         return "fj::this_task::sleep";
+    case park_reason::shared_mutex:
+        return "fj::shared_mutex";
     }
     return "?";
 }

@@ -1,6 +1,5 @@
-// What a parked task waits for: a result (a future, a join, a task group), or one of the
-// task-parking primitives (docs/sync.md). Counted in the statistics (worker_stats::sync_parks)
-// and named on the trace's park events.
+// What a parked task waits for: a result (future, join, task group) or a task-parking primitive
+// (docs/sync.md); counted in worker_stats::sync_parks and named on the trace's park events.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +15,7 @@ enum class park_reason : std::uint8_t {
     semaphore,
     channel,
     sleep,
+    shared_mutex,
 };
 
 } // namespace fj::detail

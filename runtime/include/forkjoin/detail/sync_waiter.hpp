@@ -1,7 +1,6 @@
-// What the task-parking primitives (fj::mutex, fj::condition_variable, fj::latch, fj::barrier,
-// fj::counting_semaphore, fj::channel) share: a waiter record on the waiting task's stack, the
-// FIFO of such records that a primitive keeps under its own lock, and the wait itself
-// (docs/design/sync.md).
+// What the task-parking primitives (fj::mutex, shared_mutex, condition_variable, latch, barrier,
+// counting_semaphore, channel) share: a waiter record on the waiting task's stack, the FIFO of such
+// records that a primitive keeps under its own lock, and the wait itself (docs/design/sync.md).
 //
 // A waiter is released exactly once, by whoever takes it out of the queue under the primitive's
 // lock: the releaser writes `outcome` (and any payload) under that lock, drops the lock, then
@@ -37,14 +36,14 @@ struct basic_sync_waiter {
     basic_sync_waiter* prev = nullptr;
     wait_outcome outcome = wait_outcome::queued;
     bool asked_hand_over = false; // a mutex's waiter that asked for the hand-over mode
+    bool wants_shared = false;    // a shared mutex's waiter for a shared lock (not a writer)
     void* payload = nullptr;      // a channel's value to send, or the slot a receiver fills
 };
 using sync_waiter = basic_sync_waiter<>;
 class coroutine_waiter; // the coroutine forms' (coroutine_waiter.hpp, <forkjoin/sync_await.hpp>)
 class queue_awaiter;
 
-// Ends the waiter's wait. Call after writing its outcome under the primitive's lock and after
-// dropping that lock; the record may be gone once this returns.
+// Ends w's wait: call after writing its outcome under the primitive's lock and dropping the lock.
 template <class Atomics>
 void release(basic_sync_waiter<Atomics>& w) noexcept {
     (void)w.released.finish(); // never detached: the waiter always waits for its release
