@@ -143,15 +143,13 @@ private:
     }
 
     // The result is stored: make the future ready (finish()'s release publishes it, and wakes a
-    // waiter). The promise keeps the state while no future has been made (it is the only
-    // owner); once one has, the future owns it, or frees it here if it was dropped unread.
+    // waiter). The promise owns the state until a future is made, then the future does (freed
+    // here if dropped unread). Nothing of *this is touched after finish(): the waiter may free it.
     void publish() noexcept {
         m_satisfied = true;
-        const bool dropped = m_state->m_completion.finish();
-        if (!m_retrieved)
-            return;
-        detail::future_state<T>* s = std::exchange(m_state, nullptr);
-        if (dropped)
+        const bool retrieved = m_retrieved;
+        detail::future_state<T>* const s = retrieved ? std::exchange(m_state, nullptr) : m_state;
+        if (s->m_completion.finish() && retrieved) // true: the future was dropped unread
             s->destroy();
     }
 
