@@ -198,6 +198,7 @@ int main(int argc, char** argv) {
         std::vector<chain> chains(names.size() * static_cast<std::size_t>(rounds));
         fj::scheduler pool(static_cast<std::size_t>(std::atoi(w.c_str())));
         std::vector<std::vector<double>> ns(names.size());
+        const fj_perf::interference_meter meter; // flags a table other processes disturbed
         for (int round = 0; round < rounds; ++round)
             for (std::size_t k = 0; k < names.size(); ++k) {
                 const std::size_t row = (k + static_cast<std::size_t>(round)) % names.size();
@@ -228,6 +229,7 @@ int main(int argc, char** argv) {
         ratio(1, 0);
         ratio(3, 2);
         ratio(3, 4);
+        meter.report(w + " worker(s)");
     }
     std::printf("suspensions of co_await, ready: 0 in every round (checked)\n");
     std::printf("load average after: %s\n", fj_perf::load_average().c_str());

@@ -24,6 +24,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <future>
+#include <memory>
 #include <string>
 #include <sys/resource.h>
 #include <vector>
@@ -98,21 +100,42 @@ fj::task<void> visit_scope(uts::node n, uts::counts& out) {
 
 const std::vector<std::string> names{"serial", "fj::join", "task join", "task scope"};
 
+// Every row's root runs on a worker, and main waits on a std::future. (An fj::future's get() from
+// main may run a still-queued task itself, on main as a caller of the pool:
+// docs/design/callers.md#take-over. For the fj::join row on a 1-worker pool that made a run of
+// two threads, the caller's and the worker's, whose times went from 1.1 to 2.8 times serial from
+// one round to the next.) Shared, so the promise outlives a set_value() still returning.
+using result = std::shared_ptr<std::promise<uts::counts>>;
+
+fj::task<void> task_root(uts::node root, result r) {
+    r->set_value(co_await visit_task(root));
+}
+
+fj::task<void> scope_root(uts::node root, result r) {
+    uts::counts out;
+    co_await visit_scope(root, out);
+    r->set_value(out);
+}
+
 uts::counts run_variant(fj::scheduler& pool, std::size_t variant) {
     const uts::node root = uts::root(t3);
-    switch (variant) {
+    const result r = std::make_shared<std::promise<uts::counts>>();
+    std::future<uts::counts> done = r->get_future();
+    switch (variant) { // the fj::futures are dropped: the std::future says when
     case 0:
-        return pool.submit([&] { return visit_serial(root); }).get();
+        (void)pool.submit([root, r] { r->set_value(visit_serial(root)); });
+        break;
     case 1:
-        return pool.submit([&] { return visit_join(root); }).get();
+        (void)pool.submit([root, r] { r->set_value(visit_join(root)); });
+        break;
     case 2:
-        return fj::async(pool, visit_task(root)).get();
-    default: {
-        uts::counts out;
-        fj::async(pool, visit_scope(root, out)).get();
-        return out;
+        (void)fj::async(pool, task_root(root, r));
+        break;
+    default:
+        (void)fj::async(pool, scope_root(root, r));
+        break;
     }
-    }
+    return done.get();
 }
 
 bool check(std::size_t variant, const uts::counts& c) {
@@ -177,6 +200,7 @@ int main(int argc, char** argv) {
     for (const std::string& w : worker_counts) {
         fj::scheduler pool(static_cast<std::size_t>(std::atoi(w.c_str())));
         std::vector<std::vector<double>> ms(names.size());
+        const fj_perf::interference_meter meter; // flags a table other processes disturbed
         for (int round = 0; round < rounds; ++round)
             for (std::size_t k = 0; k < names.size(); ++k) {
                 const std::size_t row = (k + static_cast<std::size_t>(round)) % names.size();
@@ -194,6 +218,7 @@ int main(int argc, char** argv) {
                         *lo, *hi);
         }
         fj_perf::print_paired_ratios(names, ms);
+        meter.report(w + " worker(s)");
     }
     std::printf("load average after: %s\n", fj_perf::load_average().c_str());
     return 0;
