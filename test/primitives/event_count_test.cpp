@@ -24,9 +24,9 @@ class event_count_test : public fj_test::guarded_test {};
 struct sleeper {
     explicit sleeper(event_count& ec)
         : thread([this, &ec] {
-              const auto key = ec.prepare_wait();
+              (void)ec.prepare_wait();
               prepared.store(true);
-              ec.commit_wait(key);
+              ec.commit_wait();
               woke.store(true);
           }) {}
     ~sleeper() { thread.join(); }
@@ -52,9 +52,9 @@ TEST_F(event_count_test, CancelPathLeavesNoWaiter) {
 // is not lost because the sleeper had not reached the condition variable yet).
 TEST_F(event_count_test, NotifyAfterPrepareReleasesCommit) {
     event_count ec;
-    const auto key = ec.prepare_wait();
+    (void)ec.prepare_wait();
     ec.notify_one();
-    ec.commit_wait(key); // would block forever (watchdog) if the notify were lost
+    ec.commit_wait(); // would block forever (watchdog) if the notify were lost
     EXPECT_FALSE(ec.has_waiters());
 }
 
@@ -76,8 +76,8 @@ TEST_F(event_count_test, NotifyIsNotStickyAcrossCancel) {
     ec.notify_one(); // nobody waiting: a no-op
     ec.notify_all();
     (void)ec.prepare_wait();
-    ec.notify_one();  // counts the waiter below...
-    ec.cancel_wait(); // ...which leaves instead of sleeping
+    ec.notify_one(); // a ticket for the waiter below...
+    EXPECT_TRUE(ec.cancel_wait()) << "the last waiter left a ticket behind"; // ...which it takes
     EXPECT_FALSE(ec.has_waiters());
 
     sleeper s(ec);
@@ -86,6 +86,48 @@ TEST_F(event_count_test, NotifyIsNotStickyAcrossCancel) {
     EXPECT_FALSE(s.woke.load()) << "a stale notification released a later waiter";
     ec.notify_one();
     EXPECT_TRUE(fj_test::spin_until([&] { return s.woke.load(); }));
+}
+
+// A notify releases one waiter, not every thread between prepare and commit: of three waiters that
+// prepared before it, one leaves woken and two stay; each further notify releases one more.
+TEST_F(event_count_test, NotifyOneReleasesExactlyOne) {
+    event_count ec;
+    std::vector<std::unique_ptr<sleeper>> sleepers;
+    for (int i = 0; i < 3; ++i)
+        sleepers.push_back(std::make_unique<sleeper>(ec));
+    ASSERT_TRUE(fj_test::spin_until([&] {
+        for (auto& s : sleepers)
+            if (!s->prepared.load())
+                return false;
+        return true;
+    }));
+    const auto woken = [&] {
+        int n = 0;
+        for (auto& s : sleepers)
+            n += s->woke.load() ? 1 : 0;
+        return n;
+    };
+    for (int expected = 1; expected <= 3; ++expected) {
+        ec.notify_one();
+        ASSERT_TRUE(fj_test::spin_until([&] { return woken() >= expected; }));
+        std::this_thread::sleep_for(20ms);
+        EXPECT_EQ(woken(), expected) << "one notify released more than one waiter";
+    }
+    sleepers.clear();
+    EXPECT_FALSE(ec.has_waiters());
+}
+
+// A waiter whose deadline passes while a ticket is left for it takes the ticket: the wake-up is
+// not stranded in the word with nobody counted to take it.
+TEST_F(event_count_test, TimedWaitTakesTheTicketItWasGiven) {
+    event_count ec;
+    (void)ec.prepare_wait();
+    ec.notify_one();
+    EXPECT_TRUE(ec.commit_wait_until(std::chrono::steady_clock::now() - 1ms));
+    EXPECT_FALSE(ec.has_waiters());
+    (void)ec.prepare_wait();
+    EXPECT_FALSE(ec.commit_wait_until(std::chrono::steady_clock::now() + 5ms));
+    EXPECT_FALSE(ec.has_waiters());
 }
 
 // notify_all() wakes every committed waiter.
@@ -144,13 +186,13 @@ TEST_F(event_count_test, NoLostWakeupUnderRandomProducersAndConsumers) {
                 if (taken.load() == total || rescue.load())
                     return;
                 // The recipe: prepare, re-check every source of work, then cancel or commit.
-                const auto key = ec.prepare_wait();
+                (void)ec.prepare_wait();
                 if (available.load() > 0 || taken.load() == total || rescue.load()) {
-                    ec.cancel_wait();
+                    (void)ec.cancel_wait();
                     continue;
                 }
                 sleeps.fetch_add(1);
-                ec.commit_wait(key);
+                ec.commit_wait();
             }
         });
     }
@@ -199,3 +241,58 @@ TEST_F(event_count_test, NoLostWakeupUnderRandomProducersAndConsumers) {
 }
 
 } // namespace
+
+// The pool's wake policy on the word itself (docs/design/sleep.md#searching).
+class sleep_word_test : public fj_test::guarded_test {};
+
+// A wake-up goes to a sleeper only while nobody searches, and brings a searching place with it.
+TEST_F(sleep_word_test, a_wake_up_is_given_only_while_nobody_searches) {
+    fj::detail::sleep_word word;
+    EXPECT_FALSE(word.give_ticket_unless_searching()) << "a ticket with nobody counted";
+    (void)word.prepare_wait(); // one sleeper
+    (void)word.prepare_wait(); // and another
+    ASSERT_TRUE(word.try_start_searching(4));
+    EXPECT_FALSE(word.give_ticket_unless_searching()) << "woke a sleeper beside a searcher";
+    (void)word.stop_searching();
+    EXPECT_TRUE(word.give_ticket_unless_searching());
+    EXPECT_EQ(word.searching(), 1u) << "the ticket brings a searching place";
+    EXPECT_FALSE(word.give_ticket_unless_searching()) << "a second wake-up while one is on its way";
+    EXPECT_TRUE(word.try_take_ticket());
+    EXPECT_FALSE(word.try_take_ticket()) << "one wake-up released two sleepers";
+    EXPECT_EQ(word.waiters(), 1u);
+    EXPECT_EQ(word.searching(), 1u) << "the woken thread holds the place";
+    (void)word.stop_searching();
+    EXPECT_EQ(word.searching(), 0u);
+    EXPECT_FALSE(word.cancel_wait()) << "no ticket left to take";
+    EXPECT_FALSE(word.has_waiters());
+}
+
+// At most half of the awake workers search.
+TEST_F(sleep_word_test, at_most_half_of_the_awake_workers_search) {
+    fj::detail::sleep_word word;
+    int started = 0;
+    while (word.try_start_searching(8))
+        ++started;
+    EXPECT_EQ(started, 4);
+    for (int i = 0; i < 4; ++i)
+        (void)word.stop_searching();
+    for (int i = 0; i < 6; ++i)
+        (void)word.prepare_wait(); // 6 of the 8 asleep: 2 awake
+    started = 0;
+    while (word.try_start_searching(8))
+        ++started;
+    EXPECT_EQ(started, 1);
+}
+
+// A thread leaving without sleeping takes a ticket when every thread counted holds one, so no
+// ticket is left with nobody to take it.
+TEST_F(sleep_word_test, the_last_thread_to_leave_takes_the_ticket_left_for_it) {
+    fj::detail::sleep_word word;
+    (void)word.prepare_wait();
+    (void)word.prepare_wait();
+    ASSERT_TRUE(word.give_ticket());
+    EXPECT_FALSE(word.cancel_wait()) << "took the ticket the other thread can still take";
+    EXPECT_TRUE(word.cancel_wait()) << "left a ticket with nobody counted";
+    EXPECT_FALSE(word.has_waiters());
+    EXPECT_FALSE(word.try_take_ticket());
+}

@@ -104,7 +104,7 @@ void cpu_budget::acquire(worker& w, function_ref<bool()> give_up, bool counted_a
         w.m_stats.sleeps.bump();
     auto look = k_starved_look;
     for (;;) {
-        const auto key = m_sleepers.prepare_wait();
+        (void)m_sleepers.prepare_wait();
         if (!in_force() || give_up()) {
             m_sleepers.cancel_wait();
             break; // run without a place
@@ -114,8 +114,7 @@ void cpu_budget::acquire(worker& w, function_ref<bool()> give_up, bool counted_a
             w.m_holds_cpu.store(true, std::memory_order_relaxed);
             break;
         }
-        const bool woken =
-            m_sleepers.commit_wait_until(key, std::chrono::steady_clock::now() + look);
+        const bool woken = m_sleepers.commit_wait_until(std::chrono::steady_clock::now() + look);
         if (woken) {
             look = k_starved_look;
             continue;

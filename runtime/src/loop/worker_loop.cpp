@@ -60,19 +60,40 @@ task* find_work_or_sleep(pool& p, worker& w) {
     const bool spare = is_spare(w);
     bool idle_too_long = false;       // a spare slept k_spare_idle without finding work
     auto backstop = k_backstop_first; // a crowded pool's sleep timeout (crowding.hpp)
+    // Whether w holds one of the pool's searching places (docs/design/sleep.md#searching): taken
+    // before it spins, or with the ticket of the wake-up that ended its sleep. Every way out of
+    // this function gives it back.
+    bool searching = false;
+    // Gives the place back; returns whether w was the last searcher.
+    const auto stop_searching_if = [&p, &searching](bool found_work) {
+        const bool last = searching && stop_searching(p, found_work);
+        searching = false;
+        return last;
+    };
     for (;;) {
         if (spare) [[unlikely]] {
-            if ((idle_too_long || p.m_spare_hooks->retire_requested(w.m_index)) && try_retire(p, w))
-                return nullptr;
+            if (idle_too_long || p.m_spare_hooks->retire_requested(w.m_index)) {
+                // Its going idle in try_retire() re-checks for the work left to it; when it stays
+                // for work instead, it passes the wake-up on as a searcher that found work.
+                const bool was_last = stop_searching_if(false);
+                if (try_retire(p, w))
+                    return nullptr;
+                if (was_last)
+                    wake_next_searcher(p);
+            }
         }
-        if (task* t = find_work(p, w, true))
+        if (task* t = find_work(p, w, true)) {
+            stop_searching_if(true);
             return t;
+        }
 
         // 1. Spin: work often appears within microseconds (a sibling's next fork), and a sleep plus
-        //    a wake-up costs tens of microseconds. Not while more threads are awake than the pool
-        //    runs at once (its CPUs, at most its size: docs/design/crowded.md): a spinner then
-        //    runs in place of a thread with work, so give that one the CPU instead (yield), look
-        //    once more and sleep.
+        //    a wake-up costs tens of microseconds. Only as a searcher: at most half of the awake
+        //    workers spin (try_start_searching()); the others go straight to sleep, and a push
+        //    wakes a sleeper only while nobody searches. Not while more threads are awake than
+        //    the pool runs at once (its CPUs, at most its size: docs/design/crowded.md): a spinner
+        //    then runs in place of a thread with work, so give that one the CPU instead (yield),
+        //    look once more and sleep.
         const auto idle_since = std::chrono::steady_clock::now();
         const std::size_t capacity = run_capacity(p, current_cpus(p, idle_since));
         const std::size_t threads = threads_running_tasks(p);
@@ -81,7 +102,9 @@ task* find_work_or_sleep(pool& p, worker& w) {
         if (crowded && awake_workers(threads, p.m_sleepers.waiters()) > capacity) {
             std::this_thread::yield();
             found = find_work(p, w, true);
-        } else {
+        } else if (searching ||
+                   p.m_sleepers.try_start_searching(static_cast<std::uint32_t>(p.m_worker_count))) {
+            searching = true;
             const auto spin_until = idle_since + p.m_options.spin_before_sleep;
             for (unsigned round = 0; found == nullptr; ++round) {
                 for (int i = 0; i < 32; ++i)
@@ -91,8 +114,13 @@ task* find_work_or_sleep(pool& p, worker& w) {
                     break;
             }
         }
-        if (found != nullptr)
+        if (found != nullptr) {
+            stop_searching_if(true);
             return found;
+        }
+        // A searcher that found nothing stops before it goes idle: its re-check there, after this
+        // RMW, sees what pushes left to it (docs/design/sleep.md#searching).
+        const bool was_last = stop_searching_if(false);
 
         // Going idle: a good moment to give back task memory a burst left unused for a while
         // (block_cache.hpp). Worker 0 sleeps with a timeout, so an idle program still returns a
@@ -106,11 +134,16 @@ task* find_work_or_sleep(pool& p, worker& w) {
         //    pool's sleeper the backstop, since a pusher that skipped waking it may block before
         //    it takes its work (docs/design/crowded.md); worker 0 the memory release period;
         //    the others until woken.
-        const going_idle idle = go_idle(p, &w);
-        if (idle.outcome == idle_check::stopped || idle.outcome == idle_check::stopped_it)
+        const idle_check idle = go_idle(p, &w);
+        if (idle == idle_check::stopped || idle == idle_check::stopped_it)
             return nullptr;
-        if (idle.outcome == idle_check::work_in_sight)
+        if (idle == idle_check::work_in_sight) {
+            // The last searcher saw work at its re-check after all: it wakes the next, as one
+            // that found work does, rather than keep to itself what pushes left to it.
+            if (was_last)
+                wake_next_searcher(p);
             continue;
+        }
         // A pool that runs callers' calls sleeps like a crowded one whenever a caller would crowd
         // it: a caller's push may have skipped waking us (sleep/crowding.hpp) while its caller
         // then blocks in the kernel (docs/design/callers.md).
@@ -119,14 +152,17 @@ task* find_work_or_sleep(pool& p, worker& w) {
                                                   : timed          ? backstop
                                                   : w.m_index == 0 ? k_idle_block_release_period
                                                                    : std::chrono::milliseconds{0};
-        const slept s = sleep_until_woken(p, w, idle.key, timeout);
-        w.m_backstop_expired = timed && s.timed_out; // leaves_callers_alone(), state/pool.hpp
-        if (p.m_stop.load(std::memory_order_acquire))
+        const slept s = sleep_until_woken(p, w, timeout);
+        searching = s.woken;                      // a wake-up's ticket brings a searching place
+        w.m_backstop_expired = timed && !s.woken; // leaves_callers_alone(), state/pool.hpp
+        if (p.m_stop.load(std::memory_order_acquire)) {
+            stop_searching_if(false);
             return nullptr;
+        }
         if (spare && std::chrono::steady_clock::now() >= s.began + k_spare_idle)
             idle_too_long = true;
         // An idle crowded pool backs off its timed looks; queued work brings them back.
-        const bool timed_out = !spare && timed && s.timed_out;
+        const bool timed_out = !spare && timed && !s.woken;
         backstop = timed_out && !work_visible(p) ? next_backstop(backstop) : k_backstop_first;
     }
 }

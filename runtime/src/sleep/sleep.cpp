@@ -40,7 +40,29 @@ void wake_for_work(pool& p, pusher who) noexcept {
         awake_fill_cpus(threads_running_tasks(p), p.m_sleepers.waiters(),
                         run_capacity(p, p.m_cpus.load(std::memory_order_relaxed))))
         return;
-    p.m_sleep.notify_one();
+    // Wake one only when nobody searches (docs/design/sleep.md#searching). The fence orders the
+    // publication before the load that decides: in the asymmetric formulation the publication is
+    // a plain store, and a searcher that this pusher leaves its work to is not covered by any
+    // heavy barrier. It pairs with the fence go_idle() takes after that searcher stopped (or
+    // after the woken thread took its ticket), before the re-check: either the re-check sees the
+    // work, or the load here sees the searcher gone and wakes one.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    (void)p.m_sleep.notify_one_unless_searching();
+}
+
+bool stop_searching(pool& p, bool found_work) noexcept {
+    const sleep_word::key was = p.m_sleepers.stop_searching();
+    const bool last = sleep_word::searching_of(was) == 1;
+    // The last searcher that found work wakes the next (Go's and Tokio's rule): the work it
+    // found may have company, and the pushes meanwhile woke nobody because it searched. One that
+    // found none goes on to go_idle(), whose re-check covers those pushes.
+    if (found_work && last && sleep_word::waiters_of(was) != 0)
+        wake_next_searcher(p);
+    return last;
+}
+
+void wake_next_searcher(pool& p) noexcept {
+    (void)p.m_sleep.notify_one_unless_searching();
 }
 
 // publish_work()'s slow path (pool_core.hpp): a worker of the pool has just pushed onto its own
@@ -50,10 +72,18 @@ void wake_one_sleeper(pool_core& core) noexcept {
 }
 
 void wake_all(pool& p) noexcept {
-    p.m_sleep.notify_all();
+    p.m_sleep.notify_all(true);
 }
 
 namespace {
+
+// Leaves a prepared wait without sleeping. A thread that had to take a ticket on the way out
+// (sleep_word::cancel_wait()) holds the searching place that came with it, and passes the wake-up
+// on as a searcher that found work does: it is going to take work, or to leave.
+void cancel_idle(pool& p) noexcept {
+    if (p.m_sleep.cancel_wait())
+        stop_searching(p, true);
+}
 
 // A thread leaves the active count (going to sleep, or leaving the pool). `closed` was read
 // before the caller's last re-check of the queues found them empty. The last one out of a closed
@@ -76,7 +106,7 @@ last_out leave_active_after_recheck(pool& p, bool closed) noexcept {
 
 } // namespace
 
-going_idle go_idle(pool& p, const worker* looker) noexcept {
+idle_check go_idle(pool& p, const worker* looker) noexcept {
     // 1. Prewait (the steps of docs/design/sleep.md#steps).
     const auto key = p.m_sleep.prepare_wait();
     // 2. The sleeper's half of the asymmetric StoreLoad barrier: after it, any push whose sleeper
@@ -85,12 +115,18 @@ going_idle go_idle(pool& p, const worker* looker) noexcept {
     //    the first sleeper counted after that read, which found the count at zero and so paid
     //    it; a push whose check read a count above zero notifies
     //    (docs/design/sleep.md#one-barrier-per-idle-gap).
+    //    A sleeper that skips it still takes a seq_cst fence: the other half of the fence pair
+    //    with a pusher that left its work to a searcher (wake_for_work(); the searcher, or the
+    //    woken thread that took a ticket, comes through here before it sleeps:
+    //    docs/design/sleep.md#searching). The heavy barrier is a fence too.
     if (p.m_asymmetric_barrier && sleep_word::waiters_of(key) == 0)
         heavy_barrier();
+    else
+        std::atomic_thread_fence(std::memory_order_seq_cst);
     // 3. The pool has stopped: no sleep.
     if (p.m_stop.load(std::memory_order_acquire)) {
-        p.m_sleep.cancel_wait();
-        return {idle_check::stopped, key};
+        cancel_idle(p);
+        return idle_check::stopped;
     }
     // 4. Read the closed flag before re-checking the queues: once it is set, every accepted
     //    submission has swung the injection queue's tail, so the re-check sees it (a producer
@@ -99,54 +135,52 @@ going_idle go_idle(pool& p, const worker* looker) noexcept {
     // 5. Work seen that this worker would take: back to finding it. (A deque it leaves alone
     //    would only send it round again, spinning beside the caller that owns it.)
     if (work_visible(p, looker)) {
-        p.m_sleep.cancel_wait();
-        return {idle_check::work_in_sight, key};
+        cancel_idle(p);
+        return idle_check::work_in_sight;
     }
     // 6. Leave the active count; the last one out of a closed, drained pool stops it.
     switch (leave_active_after_recheck(p, closed)) {
     case last_out::stops:
-        p.m_sleep.cancel_wait();
-        return {idle_check::stopped_it, key};
+        cancel_idle(p);
+        return idle_check::stopped_it;
     case last_out::work_appeared: // counted again
-        p.m_sleep.cancel_wait();
-        return {idle_check::work_in_sight, key};
+        cancel_idle(p);
+        return idle_check::work_in_sight;
     case last_out::not_last:
         break;
     }
-    return {idle_check::left, key};
+    return idle_check::left;
 }
 
-slept sleep_until_woken(pool& p, worker& w, event_count::key key,
-                        std::chrono::milliseconds timeout) {
+slept sleep_until_woken(pool& p, worker& w, std::chrono::milliseconds timeout) {
     w.m_stats.sleeps.bump();
     if (w.observed()) [[unlikely]]
         on_sleep_begin(w);
     // 7. Commit the wait. Asleep, a worker holds no place in the budget of running workers; it
-    // takes one back
-    //    below, before it counts itself awake.
+    //    takes one back below, before it counts itself awake.
     cpu_budget::release_if_held(w);
     const auto began = std::chrono::steady_clock::now();
-    bool timed_out = false;
+    bool woken = true; // took a ticket, and with it a searching place
     if (timeout.count() != 0)
-        timed_out = !p.m_sleep.commit_wait_until(key, began + timeout);
+        woken = p.m_sleep.commit_wait_until(began + timeout);
     else
-        p.m_sleep.commit_wait(key);
+        p.m_sleep.commit_wait();
     // Woken (or timed out): the budget place first, still counted asleep (the rescue sees the
-    //    worker idle meanwhile).
+    // worker idle meanwhile).
     take_cpu_place(p, w, true);
     w.m_stats.wakeups.bump();
     if (w.observed()) [[unlikely]]
         on_sleep_end(w);
     // Then count itself active again. seq_cst: the termination invariant's single order; and the
-    //    Dekker pair with the rescue monitor's disarm (spare_hooks::on_all_awake()).
+    // Dekker pair with the rescue monitor's disarm (spare_hooks::on_all_awake()).
     const std::uint32_t active = p.m_active.fetch_add(1, std::memory_order_seq_cst) + 1;
     if (active >= p.m_worker_count && p.m_spare_hooks != nullptr)
         p.m_spare_hooks->on_all_awake();
-    return {timed_out, began};
+    return {woken, began};
 }
 
 bool leave_unless_work(pool& p) noexcept {
-    switch (go_idle(p, nullptr).outcome) {
+    switch (go_idle(p, nullptr)) {
     case idle_check::work_in_sight:
         return false;
     case idle_check::stopped:
@@ -156,7 +190,7 @@ bool leave_unless_work(pool& p) noexcept {
     case idle_check::stopped_it:
         return true;
     case idle_check::left:
-        p.m_sleep.cancel_wait();
+        cancel_idle(p); // leaves the pool instead of sleeping
         return true;
     }
     return true;

@@ -29,8 +29,16 @@ enum class pusher {
     other,
 };
 // After the seq_cst store or RMW (or release store plus light barrier) that published the work:
-// wakes one sleeper of p if one sleeps (one load when none does).
+// wakes one sleeper of p if one sleeps and no worker searches (one load when none sleeps;
+// docs/design/sleep.md#searching).
 void wake_for_work(pool& p, pusher who) noexcept;
+// A worker that searched (holding a searching place: try_start_searching(), or a ticket it took)
+// stops. The last searcher that found work wakes the next sleeper; one that found none goes on
+// to go_idle(), whose re-check stands in for it. Returns whether it was the last searcher.
+bool stop_searching(pool& p, bool found_work) noexcept;
+// Wakes a sleeper to search unless somebody searches: what the last searcher does when it finds
+// work.
+void wake_next_searcher(pool& p) noexcept;
 // Wakes every sleeper of p to re-check: the pool closed or stopped, or its last active thread
 // left while it closes.
 void wake_all(pool& p) noexcept;
@@ -42,27 +50,22 @@ enum class idle_check {
     stopped,       // the pool had stopped: the wait is cancelled and the caller still counted
     stopped_it,    // the caller was the last one active of a closed, drained pool and stopped it:
                    // it is no longer counted, the wait is cancelled
-    left,          // the caller is no longer counted active; its wait is prepared with `key`: it
-                   // commits (sleep_until_woken) or cancels it (p.m_sleep.cancel_wait())
-};
-struct going_idle {
-    idle_check outcome;
-    event_count::key key;
+    left,          // the caller is no longer counted active; its wait is prepared: it commits
+                   // (sleep_until_woken)
 };
 // `looker`: the worker going idle, whose re-check looks only at the work it would take (null: a
 // thread that leaves the pool, which looks at all of it).
-going_idle go_idle(pool& p, const worker* looker) noexcept;
+idle_check go_idle(pool& p, const worker* looker) noexcept;
 
-// Step 7, after go_idle() returned `left` with `key`: w sleeps (holding no place in the budget
-// of running workers) until a notify, or until `timeout` has passed when it is not zero; then
-// takes its budget place back and counts itself active again. Returns whether the wait ended
-// with no notify (the timeout), and when the sleep began.
+// Step 7, after go_idle() returned `left`: w sleeps (holding no place in the budget of running
+// workers) until it takes a wake-up's ticket, or until `timeout` has passed when it is not zero;
+// then takes its budget place back and counts itself active again. Returns whether it was woken
+// (it then holds a searching place: stop_searching() gives it back) and when the sleep began.
 struct slept {
-    bool timed_out;
+    bool woken;
     std::chrono::steady_clock::time_point began;
 };
-slept sleep_until_woken(pool& p, worker& w, event_count::key key,
-                        std::chrono::milliseconds timeout);
+slept sleep_until_woken(pool& p, worker& w, std::chrono::milliseconds timeout);
 
 // A thread leaves the active count for good unless work is in sight: steps 1-6 without the
 // sleep, so a wake-up aimed at it goes to a sleeper still waiting (the event count signals one

@@ -33,8 +33,8 @@ struct pool_core {
     const std::uint64_t m_id;      // unique in the process, never reused: a future state's m_home
     const std::size_t m_worker_count; // the workers it was asked for (spare threads not counted)
     const bool m_asymmetric_barrier;  // see asymmetric_barrier.hpp
-    // The sleepers' count and wake-up epoch (runtime/src/state/event_count.hpp blocks on it). Its
-    // own cache lines: every idle worker writes it, every push reads it.
+    // The sleepers, their wake-ups and the searchers (runtime/src/state/event_count.hpp blocks on
+    // it). Its own cache lines: every idle worker writes it, every push reads it.
     alignas(128) sleep_word m_sleepers;
 };
 
