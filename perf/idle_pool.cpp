@@ -73,6 +73,24 @@ int main(int argc, char** argv) {
     }
     const std::size_t p = options.workers;
 
+    // Idle, first (before any pool has left memory for the allocator to reuse): memory and mappings
+    // of the workers once they sleep, and the CPU of one idle second.
+    const long rss_before = resident_kib();
+    const long maps_before = mapping_count();
+    long rss_idle = 0;
+    long maps_idle = 0;
+    double idle_cpu = 0;
+    {
+        fj::scheduler pool(options);
+        pool.submit([] {}).get();
+        std::this_thread::sleep_for(std::chrono::milliseconds(300)); // every worker asleep
+        rss_idle = resident_kib();
+        maps_idle = mapping_count();
+        const double cpu_before = cpu_ms();
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        idle_cpu = cpu_ms() - cpu_before;
+    }
+
     // Start and stop: a pool made and destroyed (its workers started, then joined), against P
     // threads started and joined; rounds alternate which goes first.
     std::vector<double> pool_ms;
@@ -104,18 +122,6 @@ int main(int argc, char** argv) {
             run_pool();
         }
     }
-
-    // Idle: memory and mappings of the workers once they sleep, and the CPU of one idle second.
-    const long rss_before = resident_kib();
-    const long maps_before = mapping_count();
-    fj::scheduler pool(options);
-    pool.submit([] {}).get();
-    std::this_thread::sleep_for(std::chrono::milliseconds(300)); // every worker asleep
-    const long rss_idle = resident_kib();
-    const long maps_idle = mapping_count();
-    const double cpu_before = cpu_ms();
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-    const double idle_cpu = cpu_ms() - cpu_before;
 
     std::printf("workers=%zu start_stop_ms=%.2f threads_ms=%.2f ratio=%.2f "
                 "rss_kib_per_worker=%.1f mappings_per_worker=%.2f idle_cpu_ms_per_s=%.2f\n",

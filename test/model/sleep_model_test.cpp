@@ -47,11 +47,12 @@ struct queue_source {
     bool visible() const { return !queue.empty(); }
 };
 
-// sleep.cpp's wake_for_work(), the slow path of a push that found a thread counted: the fence,
-// then a ticket unless somebody searches (event_count::notify_one_unless_searching(); the mutex
-// and the signal that follow are left out).
+// sleep.cpp's wake_for_work(), the slow path of a push that found a thread counted: the fence (in
+// the asymmetric formulation), then a ticket unless somebody searches
+// (event_count::notify_one_unless_searching(); the mutex and the signal that follow are left out).
 void wake_for_work(sleep_word& word) {
-    relacy_atomics::thread_fence(std::memory_order_seq_cst);
+    if (relacy_atomics::asymmetric_barrier_registered())
+        relacy_atomics::thread_fence(std::memory_order_seq_cst);
     (void)word.give_ticket_unless_searching();
 }
 
@@ -204,17 +205,19 @@ struct resleep_without_barrier_scenario
 };
 
 // Searchers (docs/design/sleep.md#searching). A worker already sleeps (counted before the threads
-// start) and another searches. Thread 0 pushes to its deque in the asymmetric formulation and,
-// seeing a thread counted, goes to wake one; the searcher's place keeps it from giving a ticket.
-// Nobody pays a heavy barrier here (the sleeper counted first means the searcher's prepare_wait()
+// start) and another searches. Thread 0 pushes to its deque and, seeing a thread counted, goes to
+// wake one; the searcher's place keeps it from giving a ticket. In the asymmetric formulation
+// nobody pays a heavy barrier here (the sleeper counted first means the searcher's prepare_wait()
 // skips it), so the light barrier orders nothing and is left out: the pusher's publication is a
 // release store, and the argument rests on the fence in wake_for_work() and the one go_idle()
-// takes in place of the heavy barrier it skips, a plain Dekker pair of fences. Thread 1, the
-// searcher (worker_loop.cpp's find_work_or_sleep): one look, which may miss the push; found:
+// takes in place of the heavy barrier it skips, a plain Dekker pair of fences. In the symmetric
+// one there are no fences: the publication is seq_cst, as is every access of the pair. Thread 1,
+// the searcher (worker_loop.cpp's find_work_or_sleep): one look, which may miss the push; found:
 // stop_searching() and, the last searcher, wake the next; not found: stop_searching(), then
 // go_idle(): prepare_wait(), the re-check, cancel or commit. No wake-up is lost: once the threads
 // have joined, the searcher took the item or saw it at its re-check, or a ticket waits.
-struct searcher_scenario : rl::test_suite<searcher_scenario, 2> {
+template <bool Asymmetric>
+struct searcher_scenario : rl::test_suite<searcher_scenario<Asymmetric>, 2> {
     sleep_word word;
     deque_source source;
     item work;
@@ -223,7 +226,7 @@ struct searcher_scenario : rl::test_suite<searcher_scenario, 2> {
     bool committed = false; // went to sleep
 
     void before() {
-        relacy_atomics::asymmetric = true;
+        relacy_atomics::asymmetric = Asymmetric;
         (void)word.prepare_wait(); // the worker asleep already
         RL_ASSERT(word.try_start_searching(2));
     }
@@ -237,7 +240,7 @@ struct searcher_scenario : rl::test_suite<searcher_scenario, 2> {
 
     void pusher() {
         work.payload($) = 1;
-        source.publish(&work, false);
+        source.publish(&work, !Asymmetric);
         if (word.has_waiters())
             wake_for_work(word);
     }
@@ -253,7 +256,8 @@ struct searcher_scenario : rl::test_suite<searcher_scenario, 2> {
         (void)word.stop_searching();
         const sleep_word::key k = word.prepare_wait();
         RL_ASSERT(sleep_word::waiters_of(k) == 1); // the sleeper: no heavy barrier for us...
-        relacy_atomics::thread_fence(std::memory_order_seq_cst); // ...but go_idle()'s fence
+        if (Asymmetric)
+            relacy_atomics::thread_fence(std::memory_order_seq_cst); // ...but go_idle()'s fence
         if (source.visible()) {
             seen = true;
             if (word.cancel_wait()) // took a ticket: passes the wake-up on
@@ -306,8 +310,12 @@ TEST(sleep_model, two_sleepers_one_barrier_deque_push) {
     FJ_EXPECT_MODEL_PASSES(fj::model::check<two_sleepers_deque>(k_three_thread_search));
 }
 
-TEST(sleep_model, a_push_left_to_a_searcher_is_seen) {
-    FJ_EXPECT_MODEL_PASSES(fj::model::check<searcher_scenario>(k_search));
+TEST(sleep_model, a_push_left_to_a_searcher_is_seen_asymmetric) {
+    FJ_EXPECT_MODEL_PASSES(fj::model::check<searcher_scenario<true>>(k_search));
+}
+
+TEST(sleep_model, a_push_left_to_a_searcher_is_seen_symmetric) {
+    FJ_EXPECT_MODEL_PASSES(fj::model::check<searcher_scenario<false>>(k_search));
 }
 
 TEST(sleep_model, resleep_without_barrier_is_rejected) {
@@ -372,10 +380,10 @@ INSTANTIATE_TEST_SUITE_P(
         // may miss it while the pusher reads the searcher's place.
         scenario_mutant{
             {"wake_for_work_fence_acq_rel", {"wake_for_work(", access::fence, seq_cst, acq_rel}},
-            run_with<searcher_scenario>},
+            run_with<searcher_scenario<true>>},
         scenario_mutant{
             {"searcher_go_idle_fence_acq_rel", {"::searcher(", access::fence, seq_cst, acq_rel}},
-            run_with<searcher_scenario>}),
+            run_with<searcher_scenario<true>>}),
     [](const testing::TestParamInfo<scenario_mutant>& info) {
         return std::string(info.param.m.name);
     });

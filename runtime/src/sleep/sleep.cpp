@@ -31,6 +31,23 @@ bool work_visible(const pool& p, const worker* looker) {
     return false;
 }
 
+namespace {
+
+// Each side of the fence pair of docs/design/sleep.md#searching. Only the asymmetric formulation
+// needs it: in the symmetric one the publication, the pusher's load and the searcher's RMWs and
+// re-check are all seq_cst, which orders them alike. ThreadSanitizer builds, which always take the
+// symmetric formulation (asymmetric_barrier.cpp), compile it out: TSan does not model fences.
+void searching_fence(const pool& p) noexcept {
+#if !defined(__SANITIZE_THREAD__)
+    if (p.m_asymmetric_barrier)
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+#else
+    (void)p;
+#endif
+}
+
+} // namespace
+
 void wake_for_work(pool& p, pusher who) noexcept {
     // A crowded pool (docs/design/crowded.md): with the CPUs all taken by awake workers, a woken
     // sleeper would only take a CPU from one of them. A worker that pushed is awake and takes the
@@ -46,7 +63,7 @@ void wake_for_work(pool& p, pusher who) noexcept {
     // heavy barrier. It pairs with the fence go_idle() takes after that searcher stopped (or
     // after the woken thread took its ticket), before the re-check: either the re-check sees the
     // work, or the load here sees the searcher gone and wakes one.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    searching_fence(p);
     (void)p.m_sleep.notify_one_unless_searching();
 }
 
@@ -115,14 +132,14 @@ idle_check go_idle(pool& p, const worker* looker) noexcept {
     //    the first sleeper counted after that read, which found the count at zero and so paid
     //    it; a push whose check read a count above zero notifies
     //    (docs/design/sleep.md#one-barrier-per-idle-gap).
-    //    A sleeper that skips it still takes a seq_cst fence: the other half of the fence pair
-    //    with a pusher that left its work to a searcher (wake_for_work(); the searcher, or the
-    //    woken thread that took a ticket, comes through here before it sleeps:
+    //    A sleeper that skips it still takes a seq_cst fence in that formulation: the other half
+    //    of the fence pair with a pusher that left its work to a searcher (wake_for_work(); the
+    //    searcher, or the woken thread that took a ticket, comes through here before it sleeps:
     //    docs/design/sleep.md#searching). The heavy barrier is a fence too.
     if (p.m_asymmetric_barrier && sleep_word::waiters_of(key) == 0)
         heavy_barrier();
     else
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+        searching_fence(p);
     // 3. The pool has stopped: no sleep.
     if (p.m_stop.load(std::memory_order_acquire)) {
         cancel_idle(p);
