@@ -21,8 +21,8 @@ struct scheduler_options {
     // Pin worker i to the i-th CPU of the affinity mask (wrapping around).
     bool pin_workers = false;
 
-    // How long an idle worker keeps looking for work before it sleeps: 0 to max_spin_before_sleep
-    // (an idle worker spins this long before it notices a shutdown, too).
+    // How long an idle worker searching for work spins before it sleeps (at most half of the awake
+    // workers search; the others sleep at once): 0 to max_spin_before_sleep.
     std::chrono::microseconds spin_before_sleep{50};
 
     // Initial capacity of each worker's deque, 1 to max_initial_deque_capacity (it grows on
