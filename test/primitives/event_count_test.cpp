@@ -35,6 +35,24 @@ struct sleeper {
     std::thread thread;
 };
 
+// `n` sleepers, once each has prepared; none if one had not prepared within the wait's bound.
+std::vector<std::unique_ptr<sleeper>> prepared_sleepers(event_count& ec, int n) {
+    std::vector<std::unique_ptr<sleeper>> sleepers;
+    for (int i = 0; i < n; ++i)
+        sleepers.push_back(std::make_unique<sleeper>(ec));
+    const bool all = fj_test::spin_until([&] {
+        for (auto& s : sleepers)
+            if (!s->prepared.load())
+                return false;
+        return true;
+    });
+    if (!all) {
+        ec.notify_all(); // let them end before they are joined
+        sleepers.clear();
+    }
+    return sleepers;
+}
+
 // has_waiters() is true exactly between prepare_wait() and cancel_wait().
 TEST_F(event_count_test, CancelPathLeavesNoWaiter) {
     event_count ec;
@@ -92,15 +110,8 @@ TEST_F(event_count_test, NotifyIsNotStickyAcrossCancel) {
 // prepared before it, one leaves woken and two stay; each further notify releases one more.
 TEST_F(event_count_test, NotifyOneReleasesExactlyOne) {
     event_count ec;
-    std::vector<std::unique_ptr<sleeper>> sleepers;
-    for (int i = 0; i < 3; ++i)
-        sleepers.push_back(std::make_unique<sleeper>(ec));
-    ASSERT_TRUE(fj_test::spin_until([&] {
-        for (auto& s : sleepers)
-            if (!s->prepared.load())
-                return false;
-        return true;
-    }));
+    std::vector<std::unique_ptr<sleeper>> sleepers = prepared_sleepers(ec, 3);
+    ASSERT_EQ(sleepers.size(), 3u);
     const auto woken = [&] {
         int n = 0;
         for (auto& s : sleepers)
@@ -133,15 +144,8 @@ TEST_F(event_count_test, TimedWaitTakesTheTicketItWasGiven) {
 // notify_all() wakes every committed waiter.
 TEST_F(event_count_test, NotifyAllWakesEveryWaiter) {
     event_count ec;
-    std::vector<std::unique_ptr<sleeper>> sleepers;
-    for (int i = 0; i < 4; ++i)
-        sleepers.push_back(std::make_unique<sleeper>(ec));
-    ASSERT_TRUE(fj_test::spin_until([&] {
-        for (auto& s : sleepers)
-            if (!s->prepared.load())
-                return false;
-        return true;
-    }));
+    std::vector<std::unique_ptr<sleeper>> sleepers = prepared_sleepers(ec, 4);
+    ASSERT_EQ(sleepers.size(), 4u);
     ec.notify_all();
     for (auto& s : sleepers)
         EXPECT_TRUE(fj_test::spin_until([&] { return s->woke.load(); }));
