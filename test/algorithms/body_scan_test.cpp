@@ -249,7 +249,7 @@ TEST_P(body_scan_test, a_non_commutative_state_keeps_the_serial_order) {
         in[i] = r.next();
         expected[i] = h = h * prefix_hash::k_base + in[i];
     }
-    for (int round = 0; round < 10; ++round)
+    for (std::size_t round = 0; round < fj_test::scaled(10); ++round)
         for (const std::size_t grain : {0u, 1u, 97u}) {
             std::vector<std::uint64_t> out(n, 0);
             prefix_hash body(in.data(), out.data());

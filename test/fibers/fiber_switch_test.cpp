@@ -34,12 +34,15 @@ using fj::detail::stack_pool;
 using fj::detail::transfer;
 
 constexpr std::size_t k_stack = std::size_t{256} << 10;
+// The record's place below the top, clear of the bytes the pool keeps there.
+constexpr std::size_t k_info_space =
+    (sizeof(fiber_info) + stack_pool::k_reserved_top + 63) & ~std::size_t{63};
 
 // One fiber on a stack of `pool`, with its sanitizer record at the top (as the runtime does).
 struct test_fiber {
     explicit test_fiber(stack_pool& p) : pool(&p), sc(p.allocate()) {
-        info = ::new (static_cast<char*>(sc.sp) - 64) fiber_info{};
-        fj::detail::init_sanitizer_context(*info, lowest(), sc.size - 64);
+        info = ::new (static_cast<char*>(sc.sp) - k_info_space) fiber_info{};
+        fj::detail::init_sanitizer_context(*info, lowest(), sc.size - k_info_space);
     }
     ~test_fiber() {
         fj::detail::destroy_sanitizer_context(*info);

@@ -1,5 +1,5 @@
-// The pool of fiber stacks (runtime/src/fibers/stack_pool.hpp): reuse, the layout (usable region and
-// guard), the guard registry a SIGSEGV handler reads, the counters, exactly-once hand-out under
+// The pool of fiber stacks (runtime/src/fibers/stack_pool.hpp): reuse, the layout (usable region
+// and guard), the guard registry a SIGSEGV handler reads, the counters, exactly-once hand-out under
 // concurrency, trimming of deep pages, the per-worker cache, and a real boost::context::fiber on a
 // pooled stack.
 #include "fibers/stack_pool.hpp"
@@ -43,6 +43,8 @@ private:
     stack_pool* m_pool;
 };
 constexpr std::size_t k_trim = std::size_t{64} << 10;
+// Code on a stack leaves the pool's top bytes alone (its free-list link and TSan fiber).
+constexpr std::size_t k_reserved = stack_pool::k_reserved_top;
 
 std::size_t page() {
     return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -203,7 +205,7 @@ TEST(stack_pool, deep_pages_are_released_on_return_and_the_top_stays_resident) {
     sctx_t s = pool.allocate();
     char* const low = lowest_usable(s);
     char* const top = static_cast<char*>(s.sp);
-    std::memset(low, 0x5a, size); // a deep burst touches the whole stack
+    std::memset(low, 0x5a, size - k_reserved); // a deep burst touches the whole stack
     EXPECT_EQ(resident_pages(low, top), size / page());
     pool.deallocate(s);
     EXPECT_EQ(resident_pages(low, top - trim), 0u);
@@ -213,7 +215,7 @@ TEST(stack_pool, deep_pages_are_released_on_return_and_the_top_stays_resident) {
     stack_cache cache;
     sctx_t c = cache.allocate(pool);
     ASSERT_EQ(c.sp, top);
-    std::memset(low, 0x5a, size);
+    std::memset(low, 0x5a, size - k_reserved);
     cache.deallocate(pool, c);
     EXPECT_EQ(resident_pages(low, top - trim), 0u);
     // Trimmed pages read back as zeros (MADV_DONTNEED on private anonymous memory).
@@ -266,7 +268,7 @@ TEST(stack_pool, trimming_is_off_when_the_trim_line_is_at_or_below_the_bottom) {
     stack_pool pool(k_small, k_small);
     sctx_t s = pool.allocate();
     char* const low = lowest_usable(s);
-    std::memset(low, 0x5a, k_small);
+    std::memset(low, 0x5a, k_small - k_reserved);
     pool.deallocate(s);
     EXPECT_EQ(resident_pages(low, low + k_small), k_small / page());
 }

@@ -7,12 +7,15 @@
 // assembly functions that libboost_context exports (boost::context::fiber is a header-only
 // wrapper over them). ThreadSanitizer and AddressSanitizer cannot see them, so every switch
 // goes through switch_to() or exit_to() below, which annotate it:
-//   TSan: one TSan fiber per fiber stack (created with the stack, destroyed with it), switched to
-//         immediately before the jump: nothing instrumented runs between the two, so every
-//         function entry TSan records on a fiber's shadow call stack is matched by its exit on
-//         the same fiber (the invariant; a broken one corrupts TSan's shadow stack, which is how
-//         boost::context::fiber's inline wrappers, instrumented and inlined differently at each
-//         optimisation level, crashed TSan at -O2);
+//   TSan: one TSan fiber per fiber stack, switched to immediately before the jump: nothing
+//         instrumented runs between the two, so every function entry TSan records on a fiber's
+//         shadow call stack is matched by its exit on the same fiber (the invariant; a broken one
+//         corrupts TSan's shadow stack, which is how boost::context::fiber's inline wrappers,
+//         instrumented and inlined differently at each optimisation level, crashed TSan at -O2).
+//         A fiber's entry function never returns, so it and exit_to() record no frame
+//         (FJ_NO_TSAN_FRAME) and the shadow stack is empty again when the fiber ends. Under g++
+//         the stack keeps its TSan fiber from its mapping to its unmapping, and the fibers that
+//         run on it in turn share it (see k_tsan_fiber_per_mapping);
 //   ASan: __sanitizer_start_switch_fiber with the target's bounds before the jump (no fake-stack
 //         slot when the leaving fiber ends for good), __sanitizer_finish_switch_fiber after; and
 //         a fiber that ends clears the poison of its frames that never return (its entry
@@ -47,12 +50,22 @@
 #include <sanitizer/tsan_interface.h>
 #endif
 
+// On a function that enters a fiber and never returns: TSan records no frame for it, and
+// instruments nothing in it (so it does no more than switch). g++ only: clang records the frames
+// of uninstrumented functions too, and there a TSan fiber is created per fiber anyway.
+#if defined(FJ_TSAN) && !defined(__clang__)
+#define FJ_NO_TSAN_FRAME __attribute__((no_sanitize_thread))
+#else
+#define FJ_NO_TSAN_FRAME
+#endif
+
 namespace fj::detail {
 
 // What the sanitizers need to know about one execution context (a fiber stack or a worker's
 // native stack).
 struct fiber_info {
     void* tsan_fiber = nullptr;         // TSan's context for it
+    bool owns_tsan_fiber = false;       // destroyed with this record (else the stack's)
     const void* stack_bottom = nullptr; // lowest usable address (ASan)
     std::size_t stack_size = 0;
     void* asan_fake_stack = nullptr; // ASan's save slot while it is switched out
@@ -65,21 +78,59 @@ inline constexpr bool k_tsan =
     false;
 #endif
 
-// A fresh context for a new fiber stack; released by destroy_sanitizer_context().
-inline void init_sanitizer_context(fiber_info& info, const void* bottom,
-                                   std::size_t size) noexcept {
+// Whether each stack mapping keeps one TSan fiber for its life (stack_pool), which the fibers run
+// on it in turn share. g++ 12's TSan runtime takes about 13 ms to create a fiber (clang 14's about
+// 0.04 ms; 200 creations, 2-core machine), so under g++ a fiber per park made every park cost that
+// much. Sharing is sound: the fibers on one stack are ordered anyway (a stack passes from one
+// fiber's end to the next one's start only through the pool's hand-off, which synchronizes), so
+// TSan learns no order the program lacks; and each fiber leaves the shadow call stack as it found
+// it (FJ_NO_TSAN_FRAME).
+inline constexpr bool k_tsan_fiber_per_mapping =
+#if defined(FJ_TSAN) && !defined(__clang__)
+    true;
+#else
+    false;
+#endif
+
+// The TSan fiber of a new stack mapping (null unless k_tsan_fiber_per_mapping), and its end.
+inline void* create_mapping_tsan_fiber() noexcept {
+#if defined(FJ_TSAN)
+    if constexpr (k_tsan_fiber_per_mapping)
+        return __tsan_create_fiber(0);
+#endif
+    return nullptr;
+}
+
+inline void destroy_mapping_tsan_fiber(void* tsan_fiber) noexcept {
+#if defined(FJ_TSAN)
+    if (tsan_fiber != nullptr)
+        __tsan_destroy_fiber(tsan_fiber);
+#else
+    (void)tsan_fiber;
+#endif
+}
+
+// A fresh context for a fiber about to run on a stack; released by destroy_sanitizer_context().
+// `mapping_tsan_fiber` is the stack's own TSan fiber (create_mapping_tsan_fiber()), or null: then
+// the context gets a TSan fiber of its own.
+inline void init_sanitizer_context(fiber_info& info, const void* bottom, std::size_t size,
+                                   void* mapping_tsan_fiber = nullptr) noexcept {
     info.stack_bottom = bottom;
     info.stack_size = size;
 #if defined(FJ_TSAN)
-    info.tsan_fiber = __tsan_create_fiber(0);
+    info.owns_tsan_fiber = mapping_tsan_fiber == nullptr;
+    info.tsan_fiber = info.owns_tsan_fiber ? __tsan_create_fiber(0) : mapping_tsan_fiber;
+#else
+    (void)mapping_tsan_fiber;
 #endif
 }
 
 inline void destroy_sanitizer_context(fiber_info& info) noexcept {
 #if defined(FJ_TSAN)
-    if (info.tsan_fiber != nullptr)
+    if (info.owns_tsan_fiber && info.tsan_fiber != nullptr)
         __tsan_destroy_fiber(info.tsan_fiber);
     info.tsan_fiber = nullptr;
+    info.owns_tsan_fiber = false;
 #else
     (void)info;
 #endif
@@ -94,8 +145,9 @@ inline void capture_native_context(fiber_info& info) noexcept {
 #endif
 }
 
-// Just before jumping from `from` (null: the leaving fiber exits for good) to `to`.
-inline void before_switch(fiber_info* from, const fiber_info& to) noexcept {
+// Just before jumping from `from` (null: the leaving fiber exits for good) to `to`. Records no
+// TSan frame (FJ_NO_TSAN_FRAME): the frame would be entered on one fiber and left on the other.
+FJ_NO_TSAN_FRAME inline void before_switch(fiber_info* from, const fiber_info& to) noexcept {
 #if defined(FJ_ASAN)
     __sanitizer_start_switch_fiber(from != nullptr ? &from->asan_fake_stack : nullptr,
                                    to.stack_bottom, to.stack_size);
@@ -153,8 +205,10 @@ inline transfer switch_to(fiber_info& self, context_handle to, fiber_info& to_in
 // Ends the calling context for good: resumes `to` (suspended in switch_to), running
 // `on_arrival(transfer{<the ended context>, data})` on its stack first, whose result switch_to
 // returns there. on_arrival is where the ended context's stack is released.
-[[noreturn]] inline void exit_to(context_handle to, fiber_info& to_info, void* data,
-                                 transfer (*on_arrival)(transfer)) noexcept {
+// Records no TSan frame (FJ_NO_TSAN_FRAME): it never returns.
+[[noreturn]] FJ_NO_TSAN_FRAME inline void exit_to(context_handle to, fiber_info& to_info,
+                                                  void* data,
+                                                  transfer (*on_arrival)(transfer)) noexcept {
 #if defined(FJ_ASAN)
     // Unpoisons this stack from here to its top: the frames that never return (the entry
     // function's) would otherwise leave their redzones poisoned in memory that the next fiber on

@@ -3,6 +3,7 @@
 // mmap (the written-page scan, AddressSanitizer's shadow) is in stack_memory.cpp.
 #include "fibers/stack_pool.hpp"
 
+#include "fibers/fiber_switch.hpp"
 #include "fibers/stack_memory.hpp"
 
 #include <algorithm>
@@ -41,6 +42,10 @@ std::size_t round_up(std::size_t n, std::size_t unit) noexcept {
 
 void*& link_of(void* top) noexcept {
     return static_cast<void**>(top)[-1];
+}
+
+void*& mapping_tsan_fiber_of(void* top) noexcept {
+    return static_cast<void**>(top)[-2];
 }
 
 } // namespace
@@ -151,7 +156,9 @@ void* stack_pool::map_stack() {
     // relaxed: a statistic (see live()).
     m_mapped.fetch_add(1, std::memory_order_relaxed);
     forget_poison(base + m_guard_size, m_stack_size, m_page_size);
-    return base + total;
+    char* const top = base + total;
+    mapping_tsan_fiber_of(top) = create_mapping_tsan_fiber();
+    return top;
 }
 
 void stack_pool::unmap_stack(void* top) noexcept {
@@ -165,6 +172,7 @@ void stack_pool::unmap_stack(void* top) noexcept {
 #endif
         unregister_stack_guard(it->slot); // before the munmap: the range may be reused right after
     }
+    destroy_mapping_tsan_fiber(mapping_tsan_fiber_of(top));
     forget_poison(reinterpret_cast<char*>(base) + m_guard_size, m_stack_size, m_page_size);
     ::munmap(reinterpret_cast<void*>(base), total);
     // relaxed: a statistic (see live()).

@@ -21,7 +21,9 @@
 //
 // stack_context::sp is the top (highest address, stacks grow down) and stack_context::size the
 // usable size, excluding the guard. While a stack is free, its last pointer-sized word (just below
-// sp) links it into the pool's free list, so the pool never allocates on a return.
+// sp) links it into the pool's free list, so the pool never allocates on a return. The word below
+// that holds the stack's own TSan fiber (mapping_tsan_fiber) from its mapping to its unmapping.
+// The top k_reserved_top bytes are the pool's: whatever runs on a stack starts below them.
 //
 // Guard pages of every pool are listed in one process-wide registry that a SIGSEGV handler can
 // read without locks (address_in_stack_guard, guard_registry.hpp), to tell a stack overflow from
@@ -55,6 +57,8 @@ public:
     // frame of up to 64 KiB that jumps over the guard's start (code compiled without
     // -fstack-clash-protection) still faults in the guard instead of writing into a neighbour.
     static constexpr std::size_t k_guard_bytes = std::size_t{64} << 10;
+    // Bytes at the top of each stack that the pool keeps for itself (the layout above).
+    static constexpr std::size_t k_reserved_top = 32;
 
     // stack_size: usable bytes per stack, rounded up to the page size (at least one page).
     // trim_above_bytes: when a stack that was used further than this from its top comes back,
@@ -74,6 +78,12 @@ public:
     boost::context::stack_context allocate();
     // Returns a stack that allocate() (or a stack_cache on this pool) handed out; sctx is reset.
     void deallocate(boost::context::stack_context& sctx) noexcept;
+
+    // The TSan fiber that this stack keeps for its life (create_mapping_tsan_fiber(),
+    // fiber_switch.hpp), or null where there is none.
+    static void* mapping_tsan_fiber(const boost::context::stack_context& sctx) noexcept {
+        return static_cast<void**>(sctx.sp)[-2];
+    }
 
     std::size_t stack_size() const noexcept { return m_stack_size; } // usable bytes per stack
     std::size_t guard_size() const noexcept { return m_guard_size; }

@@ -58,6 +58,12 @@ struct fiber_runtime {
         fiber_info* ended;
     };
 
+    // The context a loop fiber ends into, and its record.
+    struct next_context {
+        context_handle context;
+        fiber_info* info;
+    };
+
     // A fresh loop fiber of s, not started; its record through `info`. Throws std::bad_alloc.
     static context_handle make_loop_fiber(pool& s, fiber_info*& info) {
         info = take_stack(*s.m_parking);
@@ -73,9 +79,18 @@ struct fiber_runtime {
         }
     }
 
-    // The body of every loop fiber; never returns. Runs the loop, then ends into the context the
-    // loop chose (a parked task to resume, or the thread's own stack when the pool stops).
-    static void fiber_main(transfer t) noexcept {
+    // The entry of every loop fiber; never returns. Runs the loop, then ends into the context
+    // the loop chose (a parked task to resume, or the thread's own stack when the pool stops).
+    // Records no TSan frame, as it is never left (fiber_switch.hpp); the work is in run_fiber.
+    FJ_NO_TSAN_FRAME static void fiber_main(transfer t) noexcept {
+        exit_message bye{};
+        const next_context next = run_fiber(t, bye);
+        exit_to(next.context, *next.info, &bye, &on_arrival_after_exit);
+    }
+
+    // What a loop fiber does between its start and its end; fills in `bye` and returns the
+    // context to end into.
+    static next_context run_fiber(transfer t, exit_message& bye) noexcept {
         const auto& m = *static_cast<const start_message*>(t.data);
         pool& s = *m.s;
         fiber_info& self = *m.self;
@@ -91,9 +106,9 @@ struct fiber_runtime {
         }
         s.m_parking->loop_body(s); // returns to end this fiber: see end_loop_task()
         const next_context next = next_after_loop(s);
-        exit_message bye{s.m_parking.get(), &self};
+        bye = exit_message{s.m_parking.get(), &self};
         context().fiber = next.info;
-        exit_to(next.context, *next.info, &bye, &on_arrival_after_exit);
+        return next;
     }
 
     // Runs on the stack that a loop fiber ended into, before that context goes on: the ended
@@ -103,11 +118,6 @@ struct fiber_runtime {
         release_stack(*bye.lot, bye.ended);
         return {nullptr, nullptr};
     }
-
-    struct next_context {
-        context_handle context;
-        fiber_info* info;
-    };
 
     // What a loop fiber ends into once its loop body has returned: the parked task that the
     // loop's last task took at top level (resume(), step 5), or the worker thread's own stack

@@ -10,9 +10,10 @@ using stack_context = boost::context::stack_context;
 
 namespace {
 
-// The sanitizer record of a fiber sits at the top of its stack, above the context that
-// make_context() places there.
-constexpr std::size_t k_info_space = (sizeof(fiber_info) + 63) & ~std::size_t{63};
+// The sanitizer record of a fiber sits at the top of its stack, below the bytes the pool keeps
+// there and above the context that make_context() places there.
+constexpr std::size_t k_info_space =
+    (sizeof(fiber_info) + stack_pool::k_reserved_top + 63) & ~std::size_t{63};
 
 // A fresh loop fiber's stack comes from the calling worker's cache over the pool's stack pool,
 // and goes back into the cache of whichever worker of the pool it ends on (fibers are created and
@@ -27,7 +28,8 @@ stack_cache& cache_of(parking_lot& lot) noexcept {
 fiber_info* take_stack(parking_lot& lot) {
     stack_context sc = cache_of(lot).allocate(lot.stacks);
     auto* info = ::new (static_cast<char*>(sc.sp) - k_info_space) fiber_info{};
-    init_sanitizer_context(*info, static_cast<char*>(sc.sp) - sc.size, sc.size - k_info_space);
+    init_sanitizer_context(*info, static_cast<char*>(sc.sp) - sc.size, sc.size - k_info_space,
+                           stack_pool::mapping_tsan_fiber(sc));
     return info;
 }
 

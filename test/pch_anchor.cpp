@@ -1,0 +1,1 @@
+// Owns the test suites' precompiled header (test/CMakeLists.txt).
