@@ -31,6 +31,17 @@ struct concurrency {
     }
 };
 
+// Waits until every worker of `pool` has slept once. A worker takes its place when it starts and
+// when it wakes (docs/design/cpu-budget.md): one that started before the budget came into force
+// (while the pools made so far fitted the limit) runs without a place until its first sleep.
+bool every_worker_slept(const fj::scheduler& pool) {
+    return fj_test::spin_until([&] {
+        const fj::scheduler_stats stats = pool.stats();
+        return std::all_of(stats.workers.begin(), stats.workers.end(),
+                           [](const fj::worker_stats& w) { return w.sleeps > 0; });
+    });
+}
+
 fj::scheduler_options pool_of(std::size_t workers, bool share = true) {
     fj::scheduler_options o;
     o.workers = workers;
@@ -50,6 +61,8 @@ TEST(cpu_budget, two_busy_pools_never_run_more_tasks_than_the_limit) {
     const std::size_t limit = fj::running_worker_limit();
     fj::scheduler big(pool_of(limit));
     fj::scheduler small(pool_of(1));
+    ASSERT_TRUE(every_worker_slept(big));
+    ASSERT_TRUE(every_worker_slept(small));
     concurrency seen;
     const int tasks = fj_test::k_sanitized ? 40 : 200;
     const auto each = std::chrono::microseconds(fj_test::k_sanitized ? 400 : 200);
