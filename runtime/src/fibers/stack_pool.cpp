@@ -44,10 +44,6 @@ void*& link_of(void* top) noexcept {
     return static_cast<void**>(top)[-1];
 }
 
-void*& mapping_tsan_fiber_of(void* top) noexcept {
-    return static_cast<void**>(top)[-2];
-}
-
 } // namespace
 
 // --- stack_pool ----------------------------------------------------------------------------------
@@ -157,7 +153,8 @@ void* stack_pool::map_stack() {
     m_mapped.fetch_add(1, std::memory_order_relaxed);
     forget_poison(base + m_guard_size, m_stack_size, m_page_size);
     char* const top = base + total;
-    mapping_tsan_fiber_of(top) = create_mapping_tsan_fiber();
+    if constexpr (k_tsan_fiber_per_mapping) // elsewhere the slot keeps mmap's zero (null)
+        tsan_fiber_slot(top) = create_mapping_tsan_fiber();
     return top;
 }
 
@@ -172,7 +169,8 @@ void stack_pool::unmap_stack(void* top) noexcept {
 #endif
         unregister_stack_guard(it->slot); // before the munmap: the range may be reused right after
     }
-    destroy_mapping_tsan_fiber(mapping_tsan_fiber_of(top));
+    if constexpr (k_tsan_fiber_per_mapping)
+        destroy_mapping_tsan_fiber(tsan_fiber_slot(top));
     forget_poison(reinterpret_cast<char*>(base) + m_guard_size, m_stack_size, m_page_size);
     ::munmap(reinterpret_cast<void*>(base), total);
     // relaxed: a statistic (see live()).

@@ -82,7 +82,7 @@ public:
     // The TSan fiber that this stack keeps for its life (create_mapping_tsan_fiber(),
     // fiber_switch.hpp), or null where there is none.
     static void* mapping_tsan_fiber(const boost::context::stack_context& sctx) noexcept {
-        return static_cast<void**>(sctx.sp)[-2];
+        return tsan_fiber_slot(sctx.sp);
     }
 
     std::size_t stack_size() const noexcept { return m_stack_size; } // usable bytes per stack
@@ -106,6 +106,8 @@ private:
         unsigned valgrind_id; // 0 unless built with FJ_VALGRIND
     };
 
+    // The word below the free-list link: the stack's TSan fiber (the layout above).
+    static void*& tsan_fiber_slot(void* top) noexcept { return static_cast<void**>(top)[-2]; }
     void* map_stack();                    // a new stack's top; throws std::bad_alloc
     void unmap_stack(void* top) noexcept; // destructor only
     void trim(void* top) const noexcept;  // madvise below trim_above if used there

@@ -308,27 +308,13 @@ struct fiber_runtime {
     // docs/performance.md#reschedule-until.)
     static bool yield(std::uint32_t patience) {
         pool* s = may_park();
-        // Runs on the fresh loop fiber of the same worker, before its loop starts: the list is
-        // this worker's own (touched by no other thread), so no atomics beyond the record's link.
+        // Runs on the fresh loop fiber of the same worker, before its loop starts.
         return s != nullptr && park_with(*s, park_reason::result, [s, patience](park_record& rec) {
                    rec.patience = patience;
-                   fiber_worker& fw = fiber_state_of(*s, *current_worker());
-                   rec.m_next.store(nullptr, std::memory_order_relaxed);
-                   if (fw.yielded_last != nullptr) {
-                       fw.yielded_last->m_next.store(&rec, std::memory_order_relaxed);
-                   } else {
-                       fw.yielded_first = &rec;
-                       fw.tasks_since_recheck = 0; // its patience counts from now, not from the
-                                                   // task that has just yielded
-                   }
-                   fw.yielded_last = &rec;
+                   add_yielded(*s, *current_worker(), rec);
                });
     }
 };
-
-void parking_lot_deleter::operator()(parking_lot* lot) const noexcept {
-    delete lot;
-}
 
 std::unique_ptr<parking_lot, parking_lot_deleter>
 make_parking_lot(const scheduler_options& options, std::size_t workers, loop_body body) {

@@ -58,6 +58,19 @@ inline bool yielded_due(pool& p, const worker& w) noexcept {
     const fiber_worker& fw = fiber_state_of(p, w);
     return fw.tasks_since_recheck >= fw.yielded_first->patience;
 }
+// Appends a yield-parked task's record to w's list (fiber_runtime::yield, on w's fresh loop
+// fiber). The list is w's own, touched by no other thread: relaxed, the record's link included.
+inline void add_yielded(pool& p, const worker& w, park_record& rec) noexcept {
+    fiber_worker& fw = fiber_state_of(p, w);
+    rec.m_next.store(nullptr, std::memory_order_relaxed);
+    if (fw.yielded_last != nullptr) {
+        fw.yielded_last->m_next.store(&rec, std::memory_order_relaxed);
+    } else {
+        fw.yielded_first = &rec;
+        fw.tasks_since_recheck = 0; // its patience counts from now, not from the task that yielded
+    }
+    fw.yielded_last = &rec;
+}
 // Takes the oldest yielded task's record, to run (a re-check). Precondition: has_yielded().
 inline task* take_yielded(pool& p, const worker& w) noexcept {
     fiber_worker& fw = fiber_state_of(p, w);

@@ -1,4 +1,5 @@
-// The stacks of parking's fibers (parking_lot.hpp), and the default cap on parked tasks.
+// The stacks of parking's fibers (parking_lot.hpp), a lot's deletion, and the default cap on
+// parked tasks.
 #include "parking/parking_lot.hpp"
 
 #include <fstream>
@@ -41,6 +42,10 @@ void release_stack(parking_lot& lot, fiber_info* info) noexcept {
     sc.sp = reinterpret_cast<char*>(info) + k_info_space;
     sc.size = lot.stacks.stack_size();
     cache_of(lot).deallocate(lot.stacks, sc);
+}
+
+void parking_lot_deleter::operator()(parking_lot* lot) const noexcept {
+    delete lot;
 }
 
 std::size_t default_parking_cap() {
