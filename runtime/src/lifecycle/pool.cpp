@@ -24,6 +24,7 @@
 #include "platform/process_generation.hpp"
 #include "rescue/rescue.hpp"
 #include "sleep/sleep.hpp"
+#include "state/steal_hint.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -102,7 +103,9 @@ void start_workers(pool& p);
 } // namespace
 
 pool::pool(fj::scheduler& handle, const scheduler_options& options, std::uint64_t id)
-    : pool_core(handle, id, options.workers, asymmetric_barrier_available()), m_options(options),
+    : pool_core(handle, id, options.workers, asymmetric_barrier_available(),
+                push_notice_fields(options.workers)),
+      m_options(options),
       m_workers(options.workers + options.max_spare_workers + options.max_callers),
       m_callers(options.max_callers), m_generation(process_generation()) {
     for (std::size_t i = 0; i < m_worker_count; ++i)

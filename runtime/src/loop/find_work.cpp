@@ -9,9 +9,11 @@
 //   3. steal from other workers, starting at a random victim (oldest first: the biggest pieces;
 //      at top level, a victim's resumable parked task before its deque);
 //   4. the injection queue.
+// A searcher's later looks while it spins sample instead (find_work_sampled, state/steal_hint.hpp).
 #include "loop/find_work.hpp"
 
 #include "observe/events.hpp"
+#include "state/steal_hint.hpp"
 
 #include <forkjoin/detail/observe.hpp>
 
@@ -42,6 +44,31 @@ void run_task(worker& w, task* t) noexcept {
     context().pool = saved; // context() again: the task may have moved us to another thread
 }
 
+namespace {
+
+// One look at `victim` by self (null: a thread outside the pool): its resumable parked task (at
+// top level) or its oldest task, or nullptr. leave_callers: skip a caller's deque.
+task* probe(worker* self, worker& victim, bool at_top_level, bool leave_callers) {
+    // A waiter its worker made resumable while busy goes first: it is the oldest work there
+    // (the continuation of a join), and someone is waiting on it.
+    task* t = at_top_level ? take_resumable(victim) : nullptr;
+    if (t == nullptr && leave_callers && victim.m_role == slot_role::caller)
+        return nullptr;
+    if (t != nullptr || victim.m_deque.steal(t) == steal_result::success) {
+        if (self != nullptr) {
+            self->m_stats.steals.bump();
+            if (self->observed()) [[unlikely]]
+                on_steal(*self, victim);
+        }
+        return t;
+    }
+    if (self != nullptr)
+        self->m_stats.failed_steals.bump();
+    return nullptr;
+}
+
+} // namespace
+
 task* steal_from_others(pool& p, worker* self, std::uint64_t random, bool at_top_level) {
     const std::size_t n = p.m_workers.size();
     const std::size_t start = static_cast<std::size_t>(random % n);
@@ -51,21 +78,8 @@ task* steal_from_others(pool& p, worker* self, std::uint64_t random, bool at_top
         worker& victim = p.m_workers[(start + i) % n];
         if (&victim == self)
             continue;
-        // A waiter its worker made resumable while busy goes first: it is the oldest work there
-        // (the continuation of a join), and someone is waiting on it.
-        task* t = at_top_level ? take_resumable(victim) : nullptr;
-        if (t == nullptr && leave_callers && victim.m_role == slot_role::caller)
-            continue;
-        if (t != nullptr || victim.m_deque.steal(t) == steal_result::success) {
-            if (self != nullptr) {
-                self->m_stats.steals.bump();
-                if (self->observed()) [[unlikely]]
-                    on_steal(*self, victim);
-            }
+        if (task* t = probe(self, victim, at_top_level, leave_callers))
             return t;
-        }
-        if (self != nullptr)
-            self->m_stats.failed_steals.bump();
     }
     return nullptr;
 }
@@ -107,6 +121,39 @@ task* find_work(pool& p, worker& w, bool at_top_level) {
             return t;
     }
     if (takes_injected) {
+        if (task* t = p.m_injected.try_pop())
+            return taken_injected(w, t);
+    }
+    return nullptr;
+}
+
+task* find_work_sampled(pool& p, worker& w) {
+    const std::size_t n = p.m_workers.size();
+    if (!samples_victims(n))
+        return find_work(p, w, true);
+    if (task* t = take_resumable(w))
+        return t;
+    if (!w.m_deque.owner_sees_empty()) {
+        if (task* t = w.m_deque.pop())
+            return t;
+    }
+    // The hint's victim, then random ones (a victim may come up twice: drawing distinct ones
+    // would cost more than the rare repeat). Slots past a size() read earlier are never probed.
+    const bool leave_callers = leaves_callers_alone(p, w);
+    // relaxed: a hint (state/pool.hpp); a stale one costs one failed probe.
+    const std::uint32_t hint = p.m_steal_hint.load(std::memory_order_relaxed);
+    if (hint < n && hint != w.m_index) {
+        if (task* t = probe(&w, p.m_workers[hint], true, leave_callers))
+            return t;
+        clear_stale_hint(p, hint);
+    }
+    for (std::size_t k = 0; k < k_sampled_victims; ++k) {
+        // Another worker than w, uniformly.
+        const std::size_t i = (w.m_index + 1 + w.next_random() % (n - 1)) % n;
+        if (task* t = probe(&w, p.m_workers[i], true, leave_callers))
+            return t;
+    }
+    if (w.m_role != slot_role::caller) {
         if (task* t = p.m_injected.try_pop())
             return taken_injected(w, t);
     }

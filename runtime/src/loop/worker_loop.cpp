@@ -109,7 +109,9 @@ task* find_work_or_sleep(pool& p, worker& w) {
             for (unsigned round = 0; found == nullptr; ++round) {
                 for (int i = 0; i < 32; ++i)
                     cpu_relax();
-                found = find_work(p, w, true);
+                // Sampled: in a large pool a full pass per round would probe every deque
+                // thousands of times in one spin; go_idle()'s re-check is a full one.
+                found = find_work_sampled(p, w);
                 if ((round & 15) == 15 && std::chrono::steady_clock::now() >= spin_until)
                     break;
             }

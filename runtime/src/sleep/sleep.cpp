@@ -9,6 +9,7 @@
 #include "sleep/crowding.hpp"
 #include "state/active_count.hpp"
 #include "state/spare_hooks.hpp"
+#include "state/steal_hint.hpp"
 
 #include <forkjoin/detail/pool_core.hpp>
 
@@ -83,9 +84,17 @@ void wake_next_searcher(pool& p) noexcept {
 }
 
 // publish_work()'s slow path (pool_core.hpp): a worker of the pool has just pushed onto its own
-// deque or resumable slot, and the sleeper count was not zero.
-void wake_one_sleeper(pool_core& core) noexcept {
-    wake_for_work(pool_of(core), pusher::own_worker);
+// deque or resumable slot, and saw sleepers, or (in a pool that samples its victims) searchers.
+void notice_push(pool_core& core) noexcept {
+    pool& p = pool_of(core);
+    if (p.m_sleepers.searching() != 0) {
+        if (const worker* w = own_worker(core))
+            point_searchers_at(p, *w);
+    }
+    // Loads later than the pusher's seq_cst one (coherence: no older value), so this sees no
+    // sleeper only if the one seen has left since, awake.
+    if (p.m_sleepers.waiters() != 0)
+        wake_for_work(p, pusher::own_worker);
 }
 
 void wake_all(pool& p) noexcept {

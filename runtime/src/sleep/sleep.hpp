@@ -3,7 +3,7 @@
 // sleeper's sequence is written once here (steps 1-7 of docs/design/sleep.md#steps); the worker
 // loop picks its variant (spare, crowded, timed) by the timeout it passes. Every publication of
 // work wakes through wake_for_work(), or through publish_work() (pool_core.hpp), whose slow path
-// calls it.
+// (notice_push) calls it.
 #pragma once
 
 #include "state/event_count.hpp"

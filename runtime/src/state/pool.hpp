@@ -62,6 +62,10 @@ struct pool final : pool_core {
     caller_slots m_callers;           // outside threads running their own calls (callers/)
     injection_queue<task> m_injected; // also holds the closed flag
     event_count m_sleep{m_sleepers};
+    // The steal hint (state/steal_hint.hpp): the slot of a worker that pushed while others
+    // searched, or k_no_hint. relaxed, every access: a hint; the steal synchronizes.
+    alignas(128) std::atomic<std::uint32_t> m_steal_hint{k_no_hint};
+    static constexpr std::uint32_t k_no_hint = ~std::uint32_t{0};
     alignas(128) std::atomic<std::uint32_t> m_active{0}; // workers/helpers not asleep
     std::atomic<bool> m_stop{false};                     // set once: all work done after close
     std::atomic<std::uint64_t> m_outside_rng{0x9e3779b97f4a7c15ull};

@@ -23,16 +23,17 @@ namespace fj::detail {
 
 struct pool_core {
     pool_core(fj::scheduler& owner, std::uint64_t pool_id, std::size_t workers,
-              bool use_asymmetric_barrier) noexcept
+              bool use_asymmetric_barrier, std::uint64_t push_notice) noexcept
         : m_handle(&owner), m_id(pool_id), m_worker_count(workers),
-          m_asymmetric_barrier(use_asymmetric_barrier) {}
+          m_asymmetric_barrier(use_asymmetric_barrier), m_push_notice(push_notice) {}
     pool_core(const pool_core&) = delete;
     pool_core& operator=(const pool_core&) = delete;
 
     fj::scheduler* const m_handle; // what fj::current_scheduler() returns inside this pool's tasks
     const std::uint64_t m_id;      // unique in the process, never reused: a future state's m_home
-    const std::size_t m_worker_count; // the workers it was asked for (spare threads not counted)
-    const bool m_asymmetric_barrier;  // see asymmetric_barrier.hpp
+    const std::size_t m_worker_count;  // the workers it was asked for (spare threads not counted)
+    const bool m_asymmetric_barrier;   // see asymmetric_barrier.hpp
+    const std::uint64_t m_push_notice; // the fields of m_sleepers that make a push call notice_push
     // The sleepers, their wake-ups and the searchers (runtime/src/state/event_count.hpp blocks on
     // it). Its own cache lines: every idle worker writes it, every push reads it.
     alignas(128) sleep_word m_sleepers;
@@ -72,8 +73,8 @@ void inject_handing_over(pool_core& p, task* t);
 // again.
 std::size_t enter_as_caller(pool_core& p);
 void leave_as_caller(pool_core& p, std::size_t slot, pool_core* outer) noexcept;
-// Wakes one sleeping worker of p, if one sleeps.
-void wake_one_sleeper(pool_core& p) noexcept;
+// A worker's push saw sleepers or searchers: points the searchers at it, wakes a sleeper if needed.
+void notice_push(pool_core& p) noexcept;
 // reschedule_until's slow path: run other tasks (p's, when the caller is outside every pool)
 // until done() holds.
 void help_until(pool_core& p, function_ref<bool()> done);
@@ -84,9 +85,9 @@ bool run_forked_above(task* popped, task* target);
 
 // The pusher's half of the sleep protocol's Dekker pair (docs/design/sleep.md), for every store
 // that makes work visible to the pool's workers: `publish(seq_cst)` makes the store, then the
-// sleeper count is read and a sleeper woken if one sleeps. With the asymmetric barrier the
-// sleeper pays for the StoreLoad fence (publish(false): a release store and a compiler barrier),
-// else the store is seq_cst (publish(true)).
+// sleep word is read and notice_push() called if m_push_notice's fields show. With the asymmetric
+// barrier the sleeper pays for the StoreLoad fence (publish(false): a release store and a compiler
+// barrier), else the store is seq_cst (publish(true)).
 template <class Publish>
 inline void publish_work(pool_core& p, Publish&& publish) {
     if (p.m_asymmetric_barrier) [[likely]] {
@@ -95,8 +96,8 @@ inline void publish_work(pool_core& p, Publish&& publish) {
     } else {
         publish(true);
     }
-    if (p.m_sleepers.has_waiters()) [[unlikely]]
-        wake_one_sleeper(p);
+    if (p.m_sleepers.any_of(p.m_push_notice)) [[unlikely]]
+        notice_push(p);
 }
 
 // Pushes t to the calling worker's deque and wakes a sleeper if one sleeps. Throws only if the

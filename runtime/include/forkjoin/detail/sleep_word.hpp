@@ -37,11 +37,14 @@ public:
         return std::uint32_t(k >> 42 & k_field_mask);
     }
 
-    // seq_cst: the pusher's load half of the Dekker pair with prepare_wait()
-    // (docs/design/sleep.md).
-    bool has_waiters() const noexcept {
-        return (m_state.load(std::memory_order_seq_cst) & k_field_mask) != 0;
+    // Whether one of `fields` (k_waiters, k_searchers) is not zero. seq_cst: the pusher's load half
+    // of the Dekker pair with prepare_wait() (docs/design/sleep.md).
+    bool any_of(std::uint64_t fields) const noexcept {
+        return (m_state.load(std::memory_order_seq_cst) & fields) != 0;
     }
+    bool has_waiters() const noexcept { return any_of(k_waiters); }
+    static constexpr std::uint64_t k_waiters = (std::uint64_t{1} << 21) - 1;
+    static constexpr std::uint64_t k_searchers = k_waiters << 21;
 
 private:
     static constexpr std::uint64_t k_field_mask = (std::uint64_t{1} << 21) - 1; // 21-bit fields
