@@ -1,5 +1,5 @@
 // The operations of the sleep word (forkjoin/detail/sleep_word.hpp declares them; the inline fork
-// path needs only has_waiters(), defined there). docs/design/sleep.md has the protocol: the steps
+// path needs only any_of(), defined there). docs/design/sleep.md has the protocol: the steps
 // of sleeping and waking, and the searchers (#searching).
 #pragma once
 
@@ -7,7 +7,7 @@
 
 namespace fj::detail {
 
-// seq_cst: the sleeper's half of the Dekker pair with has_waiters() (docs/design/sleep.md).
+// seq_cst: the sleeper's half of the Dekker pair with any_of() (docs/design/sleep.md).
 template <class A>
 typename basic_sleep_word<A>::key basic_sleep_word<A>::prepare_wait() noexcept {
     return m_state.fetch_add(k_one_waiter, std::memory_order_seq_cst);
