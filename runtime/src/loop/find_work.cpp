@@ -95,9 +95,33 @@ task* taken_injected(worker& w, task* t) noexcept {
     return t;
 }
 
-} // namespace
+// The steal step of a sampled look (docs/design/find-work.md#sampling): the hint's victim, then
+// k_sampled_victims random other workers (a victim may come up twice: drawing distinct ones would
+// cost more than the rare repeat). Slots past a size() read earlier are never probed.
+task* steal_sampled(pool& p, worker& w) {
+    const std::size_t n = p.m_workers.size();
+    const bool leave_callers = leaves_callers_alone(p, w);
+    // relaxed: a hint (state/pool.hpp); a stale one costs one failed probe.
+    const std::uint32_t hint = p.m_steal_hint.load(std::memory_order_relaxed);
+    if (hint < n && hint != w.m_index) {
+        worker& victim = p.m_workers[hint];
+        if (task* t = probe(&w, victim, true, leave_callers))
+            return t;
+        // Stale only if this look reached the deque: a worker that leaves callers alone did not.
+        if (!(leave_callers && victim.m_role == slot_role::caller))
+            clear_stale_hint(p, hint);
+    }
+    for (std::size_t k = 0; k < k_sampled_victims; ++k) {
+        // Another worker than w, uniformly (n > k_sampled_victims + 1: see samples_victims).
+        const std::size_t i = (w.m_index + 1 + w.next_random() % (n - 1)) % n;
+        if (task* t = probe(&w, p.m_workers[i], true, leave_callers))
+            return t;
+    }
+    return nullptr;
+}
 
-task* find_work(pool& p, worker& w, bool at_top_level) {
+// One look in the order above; `sampled`: step 3 is steal_sampled's instead of a full pass.
+task* look_for_work(pool& p, worker& w, bool at_top_level, bool sampled) {
     // A waiter this worker has just made resumable first, before the periodic look at the
     // injection queue: the last to finish a join continues it (docs/design/parking.md). Left on
     // the deque, one completion in 61 ran a queued task before its waiter.
@@ -117,7 +141,9 @@ task* find_work(pool& p, worker& w, bool at_top_level) {
             return t;
     }
     if (p.m_workers.size() > 1) {
-        if (task* t = steal_from_others(p, &w, w.next_random(), at_top_level))
+        task* t =
+            sampled ? steal_sampled(p, w) : steal_from_others(p, &w, w.next_random(), at_top_level);
+        if (t != nullptr)
             return t;
     }
     if (takes_injected) {
@@ -127,37 +153,16 @@ task* find_work(pool& p, worker& w, bool at_top_level) {
     return nullptr;
 }
 
+} // namespace
+
+task* find_work(pool& p, worker& w, bool at_top_level) {
+    return look_for_work(p, w, at_top_level, false);
+}
+
 task* find_work_sampled(pool& p, worker& w) {
-    const std::size_t n = p.m_workers.size();
-    if (!samples_victims(n))
-        return find_work(p, w, true);
-    if (task* t = take_resumable(w))
-        return t;
-    if (!w.m_deque.owner_sees_empty()) {
-        if (task* t = w.m_deque.pop())
-            return t;
-    }
-    // The hint's victim, then random ones (a victim may come up twice: drawing distinct ones
-    // would cost more than the rare repeat). Slots past a size() read earlier are never probed.
-    const bool leave_callers = leaves_callers_alone(p, w);
-    // relaxed: a hint (state/pool.hpp); a stale one costs one failed probe.
-    const std::uint32_t hint = p.m_steal_hint.load(std::memory_order_relaxed);
-    if (hint < n && hint != w.m_index) {
-        if (task* t = probe(&w, p.m_workers[hint], true, leave_callers))
-            return t;
-        clear_stale_hint(p, hint);
-    }
-    for (std::size_t k = 0; k < k_sampled_victims; ++k) {
-        // Another worker than w, uniformly.
-        const std::size_t i = (w.m_index + 1 + w.next_random() % (n - 1)) % n;
-        if (task* t = probe(&w, p.m_workers[i], true, leave_callers))
-            return t;
-    }
-    if (w.m_role != slot_role::caller) {
-        if (task* t = p.m_injected.try_pop())
-            return taken_injected(w, t);
-    }
-    return nullptr;
+    // The pool's worker count, as for its pushes' notice (pool_core::m_push_notice): a pool that
+    // samples is one whose pushes name the hint.
+    return look_for_work(p, w, true, samples_victims(p.m_worker_count));
 }
 
 } // namespace fj::detail

@@ -19,9 +19,9 @@ task* find_work(pool& p, worker& w, bool at_top_level);
 // thread outside the pool. at_top_level: as for find_work.
 task* steal_from_others(pool& p, worker* self, std::uint64_t random, bool at_top_level);
 
-// A searcher's look between two pauses of its spin: as find_work at top level, but in a pool
-// that samples (state/steal_hint.hpp) it probes the steal hint's victim and k_sampled_victims
-// random ones instead of every worker.
+// A searcher's look between two pauses of its spin: find_work at top level, except that in a pool
+// that samples (state/steal_hint.hpp) its steal step probes the steal hint's victim and
+// k_sampled_victims random ones instead of every worker.
 task* find_work_sampled(pool& p, worker& w);
 
 } // namespace fj::detail

@@ -18,7 +18,8 @@ namespace fj::detail {
 
 inline constexpr std::size_t k_sampled_victims = 3;
 
-// Whether a pool of this many workers samples: in smaller ones a full pass probes no more.
+// Whether a pool of this many workers (pool_core::m_worker_count: spare and caller slots not
+// counted) samples: in smaller ones a full pass probes no more.
 constexpr bool samples_victims(std::size_t workers) noexcept {
     return workers > k_sampled_victims + 1;
 }
