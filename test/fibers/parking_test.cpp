@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <memory>
 #include <numeric>
+#include <pthread.h>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -312,6 +313,38 @@ TEST(parking_options, a_tiny_fiber_stack_is_refused_and_a_huge_one_falls_back_to
     });
     EXPECT_EQ(fj_test::get_or(f, 0), 21);
     EXPECT_EQ(pool.stats().total().parks, 0u);
+}
+
+// The stack size of the thread a task runs on, as the thread was created with.
+std::size_t running_thread_stack_size() {
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return 0;
+    std::size_t size = 0;
+    (void)pthread_attr_getstacksize(&attr, &size);
+    pthread_attr_destroy(&attr);
+    return size;
+}
+
+// A parking pool's workers run their tasks on fiber stacks, and their own threads on small
+// stacks; a pool that does not park gives each thread worker_stack_size, where its tasks run.
+TEST(parking_options, only_a_thread_that_runs_tasks_gets_worker_stack_size) {
+    constexpr std::size_t k_reserved = std::size_t{32} << 20;
+    fj::scheduler_options on = parking(2);
+    on.worker_stack_size = k_reserved;
+    fj::scheduler parking_pool(on);
+    if (!parking_on(parking_pool))
+        GTEST_SKIP() << "parking is off (FJ_PARKING=0)";
+    auto small = parking_pool.submit(running_thread_stack_size);
+    const std::size_t small_size = fj_test::get_or(small, std::size_t{0});
+    EXPECT_GT(small_size, 0u);
+    EXPECT_LT(small_size, k_reserved / 8);
+
+    fj::scheduler_options off = on;
+    off.park_waiting_tasks = false;
+    fj::scheduler helping_pool(off);
+    auto whole = helping_pool.submit(running_thread_stack_size);
+    EXPECT_GE(fj_test::get_or(whole, std::size_t{0}), k_reserved);
 }
 
 TEST(parking_options, fj_parking_environment_variable_is_validated) {

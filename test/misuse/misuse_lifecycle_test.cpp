@@ -108,10 +108,12 @@ TEST_F(misuse_test, AbsurdWorkerCountsNameTheLimit) {
 }
 
 // A stack that cannot be reserved makes the constructor throw std::runtime_error naming the
-// worker that failed, after undoing what it started.
+// worker that failed, after undoing what it started. (worker_stack_size is the stack of a thread
+// whose tasks run on it: parking off. A parking pool's workers run theirs on fiber stacks.)
 TEST_F(misuse_test, UnreservableWorkerStackFailsConstruction) {
     fj::scheduler_options o;
     o.workers = 2;
+    o.park_waiting_tasks = false;
     o.worker_stack_size = std::size_t{1} << 62; // 4 EiB
     EXPECT_THROW_WITH(fj::scheduler s(o), std::runtime_error,
                       "fj::scheduler: could not start worker thread 1 of 2: ");

@@ -98,6 +98,10 @@ scheduler_options resolved(const scheduler_options& options) {
     return o;
 }
 
+// The thread stack of a worker whose tasks run on loop fibers (start_workers): its start-up, the
+// loop's last end and the pool's leaving use a few KiB of it.
+constexpr std::size_t k_fiber_worker_thread_stack = std::size_t{256} << 10;
+
 void start_workers(pool& p);
 
 } // namespace
@@ -165,17 +169,28 @@ void start_workers(pool& p) {
     p.m_threads = std::make_unique<thread_group>();
     const std::size_t n = p.m_worker_count;
     p.m_threads->threads.reserve(n);
-    boost::thread::attributes attributes;
-    attributes.set_stack_size(p.m_options.worker_stack_size);
-    // const&: with a non-const lvalue, boost::thread's variadic (callable, args...) constructor
-    // is the better match and would take the attributes for the callable.
-    const boost::thread::attributes& attrs = attributes;
+    // A worker whose tasks run on loop fibers runs only its start and end on its thread's own
+    // stack, once its first loop fiber's stack is taken for it here: its thread gets a small
+    // stack. A 64 MiB one is never kept by glibc's cache of thread stacks (40 MiB in all), so
+    // each start would map, guard and unmap one. Without a loop fiber (parking off, or no stack
+    // to be had) the thread's stack runs the tasks and gets worker_stack_size.
+    boost::thread::attributes task_stack_attributes;
+    task_stack_attributes.set_stack_size(p.m_options.worker_stack_size);
+    boost::thread::attributes small_stack_attributes;
+    small_stack_attributes.set_stack_size(k_fiber_worker_thread_stack);
     const std::vector<int> cpus = p.m_options.pin_workers ? affinity_cpus() : std::vector<int>{};
     for (std::size_t i = 0; i < n; ++i) {
+        const bool on_fibers = p.m_parking != nullptr && take_first_loop_stack(p, i);
+        // const&: with a non-const lvalue, boost::thread's variadic (callable, args...)
+        // constructor is the better match and would take the attributes for the callable.
+        const boost::thread::attributes& attrs =
+            on_fibers ? small_stack_attributes : task_stack_attributes;
         try {
             fault_injection::check(fault_injection::site::thread_start);
             p.m_threads->threads.emplace_back(attrs, [&p, i] { worker_main(p, i); });
         } catch (const std::exception& e) {
+            if (on_fibers)
+                give_back_first_loop_stack(p, i);
             // Undo: the started workers count as active; the rest never will.
             p.m_active.fetch_sub(static_cast<std::uint32_t>(n - i), std::memory_order_seq_cst);
             p.m_injected.close();

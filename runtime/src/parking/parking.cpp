@@ -134,8 +134,10 @@ struct fiber_runtime {
     static bool run_worker(pool& s, worker& w) {
         fiber_worker& fw = fiber_state_of(s, w);
         capture_native_context(fw.native_info);
-        fiber_info* info = nullptr;
-        const context_handle first = try_make_loop_fiber(s, info);
+        fiber_info* info = std::exchange(fw.first_loop_stack, nullptr);
+        const context_handle first = info != nullptr
+                                         ? make_context(info, info->stack_size, &fiber_main)
+                                         : try_make_loop_fiber(s, info);
         if (first == nullptr)
             return false;
         start_message m{&s, info, nullptr, nullptr, nullptr};
@@ -342,6 +344,21 @@ void add_fiber_stats(const parking_lot& lot, scheduler_stats& stats) noexcept {
 
 bool run_worker_on_fibers(pool& p, worker& w) {
     return fiber_runtime::run_worker(p, w);
+}
+
+bool take_first_loop_stack(pool& p, std::size_t index) noexcept {
+    try {
+        p.m_parking->per_worker[index].first_loop_stack = take_stack_for(*p.m_parking, index);
+        return true;
+    } catch (const std::bad_alloc&) {
+        return false;
+    }
+}
+
+void give_back_first_loop_stack(pool& p, std::size_t index) noexcept {
+    fiber_worker& fw = p.m_parking->per_worker[index];
+    if (fiber_info* info = std::exchange(fw.first_loop_stack, nullptr))
+        release_stack_of(*p.m_parking, index, info);
 }
 
 } // namespace fj::detail

@@ -18,30 +18,47 @@ constexpr std::size_t k_info_space =
 
 // A fresh loop fiber's stack comes from the calling worker's cache over the pool's stack pool,
 // and goes back into the cache of whichever worker of the pool it ends on (fibers are created and
-// end only on the pool's workers).
+// end only on the pool's workers; a worker's first one's stack is taken for it, from its cache,
+// before its thread starts).
 stack_cache& cache_of(parking_lot& lot) noexcept {
     return lot.per_worker[current_worker()->m_index].stacks;
 }
 
-} // namespace
-
-// Takes a stack and puts its sanitizer record at its top. Throws std::bad_alloc.
-fiber_info* take_stack(parking_lot& lot) {
-    stack_context sc = cache_of(lot).allocate(lot.stacks);
+// Takes a stack from `cache` and puts its sanitizer record at its top. Throws std::bad_alloc.
+fiber_info* take_from(parking_lot& lot, stack_cache& cache) {
+    stack_context sc = cache.allocate(lot.stacks);
     auto* info = ::new (static_cast<char*>(sc.sp) - k_info_space) fiber_info{};
     init_sanitizer_context(*info, static_cast<char*>(sc.sp) - sc.size, sc.size - k_info_space,
                            stack_pool::mapping_tsan_fiber(sc));
     return info;
 }
 
-// The stack whose record is `info` goes back to the cache; its fiber has ended.
-void release_stack(parking_lot& lot, fiber_info* info) noexcept {
+// The stack whose record is `info` goes back to `cache`; its fiber has ended (or never began).
+void release_to(parking_lot& lot, stack_cache& cache, fiber_info* info) noexcept {
     destroy_sanitizer_context(*info);
     info->~fiber_info();
     stack_context sc;
     sc.sp = reinterpret_cast<char*>(info) + k_info_space;
     sc.size = lot.stacks.stack_size();
-    cache_of(lot).deallocate(lot.stacks, sc);
+    cache.deallocate(lot.stacks, sc);
+}
+
+} // namespace
+
+fiber_info* take_stack(parking_lot& lot) {
+    return take_from(lot, cache_of(lot));
+}
+
+void release_stack(parking_lot& lot, fiber_info* info) noexcept {
+    release_to(lot, cache_of(lot), info);
+}
+
+fiber_info* take_stack_for(parking_lot& lot, std::size_t index) {
+    return take_from(lot, lot.per_worker[index].stacks);
+}
+
+void release_stack_of(parking_lot& lot, std::size_t index, fiber_info* info) noexcept {
+    release_to(lot, lot.per_worker[index].stacks, info);
 }
 
 void parking_lot_deleter::operator()(parking_lot* lot) const noexcept {
