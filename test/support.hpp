@@ -17,6 +17,7 @@
 #include <future>
 #include <mutex>
 #include <optional>
+#include <pthread.h>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -238,6 +239,18 @@ inline int thread_count() {
         ::closedir(dir);
     }
     return n;
+}
+
+// The stack size the calling thread was created with (0 if unknown). On a loop fiber too: it is
+// the thread's own stack, not the fiber's.
+inline std::size_t running_thread_stack_size() {
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return 0;
+    std::size_t size = 0;
+    (void)pthread_attr_getstacksize(&attr, &size);
+    pthread_attr_destroy(&attr);
+    return size;
 }
 
 // The code of the std::future_error that `action` throws; a test failure if it throws none.

@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <memory>
 #include <numeric>
-#include <pthread.h>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -315,17 +314,6 @@ TEST(parking_options, a_tiny_fiber_stack_is_refused_and_a_huge_one_falls_back_to
     EXPECT_EQ(pool.stats().total().parks, 0u);
 }
 
-// The stack size of the thread a task runs on, as the thread was created with.
-std::size_t running_thread_stack_size() {
-    pthread_attr_t attr;
-    if (pthread_getattr_np(pthread_self(), &attr) != 0)
-        return 0;
-    std::size_t size = 0;
-    (void)pthread_attr_getstacksize(&attr, &size);
-    pthread_attr_destroy(&attr);
-    return size;
-}
-
 // A parking pool's workers run their tasks on fiber stacks, and their own threads on small
 // stacks; a pool that does not park gives each thread worker_stack_size, where its tasks run.
 TEST(parking_options, only_a_thread_that_runs_tasks_gets_worker_stack_size) {
@@ -335,7 +323,7 @@ TEST(parking_options, only_a_thread_that_runs_tasks_gets_worker_stack_size) {
     fj::scheduler parking_pool(on);
     if (!parking_on(parking_pool))
         GTEST_SKIP() << "parking is off (FJ_PARKING=0)";
-    auto small = parking_pool.submit(running_thread_stack_size);
+    auto small = parking_pool.submit(fj_test::running_thread_stack_size);
     const std::size_t small_size = fj_test::get_or(small, std::size_t{0});
     EXPECT_GT(small_size, 0u);
     EXPECT_LT(small_size, k_reserved / 8);
@@ -343,7 +331,7 @@ TEST(parking_options, only_a_thread_that_runs_tasks_gets_worker_stack_size) {
     fj::scheduler_options off = on;
     off.park_waiting_tasks = false;
     fj::scheduler helping_pool(off);
-    auto whole = helping_pool.submit(running_thread_stack_size);
+    auto whole = helping_pool.submit(fj_test::running_thread_stack_size);
     EXPECT_GE(fj_test::get_or(whole, std::size_t{0}), k_reserved);
 }
 

@@ -4,6 +4,7 @@
 #include "platform/thread_state.hpp"
 #include "support.hpp"
 
+#include <atomic>
 #include <fstream>
 #include <latch>
 #include <sstream>
@@ -188,6 +189,43 @@ TEST_F(rescue_test, blocking_hands_the_work_on_at_once) {
     EXPECT_EQ(fj_test::get_or(blocked, -1), 7);
     EXPECT_EQ(before, after); // the calling task keeps its thread
     EXPECT_GE(pool.stats().blocking_handoffs, 1u);
+}
+
+// Spare and caller slots share one index space: a spare started after main's caller slot was
+// made is numbered past workers + max_spare_workers, and its tasks still park (its fiber state
+// is there; ASan reports the read past it where it is not). Its thread, like a worker's, runs
+// tasks on loop fibers and has a small stack of its own.
+TEST_F(rescue_test, a_spare_numbered_after_a_callers_slot_runs_tasks_that_park) {
+    fj::scheduler pool = make_pool(1, 1);
+    if (!pool.stats().parking)
+        GTEST_SKIP() << "parking is off (FJ_PARKING=0): get() may take a task over";
+    EXPECT_EQ(pool.execute([] { return fj::current_worker_index(); }), 1u); // main's slot
+    std::latch open(1);
+    std::atomic<std::size_t> spare_index{0};
+    std::atomic<std::size_t> spare_stack{0};
+    auto blocked = fj::async(pool, [&] {
+        return fj::blocking([&open] {
+            open.wait();
+            return 2;
+        });
+    });
+    auto handed_on = fj::async(pool, [&] {
+        spare_index.store(fj::current_worker_index());
+        spare_stack.store(fj_test::running_thread_stack_size());
+        auto child = fj::fork([] {
+            std::this_thread::sleep_for(1ms);
+            return 40;
+        });
+        const int v = child.get(); // parks on the spare, or runs the child inline
+        open.count_down();
+        return v;
+    });
+    EXPECT_EQ(fj_test::get_or(handed_on, -1), 40);
+    EXPECT_EQ(fj_test::get_or(blocked, -1), 2);
+    EXPECT_GE(pool.stats().spares_started, 1u);
+    EXPECT_EQ(spare_index.load(), 2u); // the slot after main's
+    EXPECT_GT(spare_stack.load(), 0u);
+    EXPECT_LT(spare_stack.load(), fj::scheduler_options{}.worker_stack_size / 8);
 }
 
 TEST_F(rescue_test, blocking_keeps_the_callers_forked_children) {

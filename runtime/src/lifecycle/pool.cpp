@@ -98,10 +98,6 @@ scheduler_options resolved(const scheduler_options& options) {
     return o;
 }
 
-// The thread stack of a worker whose tasks run on loop fibers (start_workers): its start-up, the
-// loop's last end and the pool's leaving use a few KiB of it.
-constexpr std::size_t k_fiber_worker_thread_stack = std::size_t{256} << 10;
-
 void start_workers(pool& p);
 
 } // namespace
@@ -122,9 +118,10 @@ pool::pool(fj::scheduler& handle, const scheduler_options& options, std::uint64_
                  std::memory_order_relaxed);
     m_cpus_read_at.store(std::chrono::steady_clock::now().time_since_epoch().count(),
                          std::memory_order_relaxed);
-    // Per-slot state for spares too: they run tasks that park like any worker's.
-    m_parking =
-        make_parking_lot(m_options, m_worker_count + m_options.max_spare_workers, &run_worker_loop);
+    // Per-slot state for every slot: spares run tasks that park like any worker's, and spare and
+    // caller slots share one index space (a spare made after a caller's slot is numbered past
+    // workers + max_spare_workers). A caller's entry stays unused: callers do not park.
+    m_parking = make_parking_lot(m_options, m_workers.capacity(), &run_worker_loop);
     if (m_options.max_spare_workers != 0) {
         m_rescue.reset(new rescuer(*this, m_options.max_spare_workers));
         m_spare_hooks = m_rescue.get();
@@ -169,15 +166,13 @@ void start_workers(pool& p) {
     p.m_threads = std::make_unique<thread_group>();
     const std::size_t n = p.m_worker_count;
     p.m_threads->threads.reserve(n);
-    // A worker whose tasks run on loop fibers runs only its start and end on its thread's own
-    // stack, once its first loop fiber's stack is taken for it here: its thread gets a small
-    // stack. A 64 MiB one is never kept by glibc's cache of thread stacks (40 MiB in all), so
-    // each start would map, guard and unmap one. Without a loop fiber (parking off, or no stack
-    // to be had) the thread's stack runs the tasks and gets worker_stack_size.
+    // A worker whose first loop fiber's stack is taken here runs only its start and end on its
+    // thread's own stack, which is then small (take_first_loop_stack). Without one (parking off,
+    // or no stack to be had) the thread's stack runs the tasks and gets worker_stack_size.
     boost::thread::attributes task_stack_attributes;
     task_stack_attributes.set_stack_size(p.m_options.worker_stack_size);
     boost::thread::attributes small_stack_attributes;
-    small_stack_attributes.set_stack_size(k_fiber_worker_thread_stack);
+    small_stack_attributes.set_stack_size(k_loop_fiber_thread_stack);
     const std::vector<int> cpus = p.m_options.pin_workers ? affinity_cpus() : std::vector<int>{};
     for (std::size_t i = 0; i < n; ++i) {
         const bool on_fibers = p.m_parking != nullptr && take_first_loop_stack(p, i);
