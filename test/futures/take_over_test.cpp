@@ -24,12 +24,14 @@ protected:
 
 // Rounds of submit and get() on an idle pool, each begun once every worker sleeps (a worker spins
 // about 50 µs before it sleeps); `body` runs as the task and says whether it ran on the thread
-// that called get(). Returns how many rounds did: a worker's wake-up takes tens of µs and a
-// take-over a few, so a few of 200 rounds at the least, unless the take-over is gone.
+// that called get(). Returns how many rounds did, stopping at 5: a worker's wake-up takes tens of
+// µs and a take-over a few, so one round in two to five here, unless the take-over is gone. Up to
+// 1,000 rounds: on a machine loaded by other tests a worker may not get to sleep within a round's
+// 1 ms, or its wake-up may preempt the taker, for many rounds in a row.
 template <class Body>
 int rounds_taken_over(fj::scheduler& pool, Body body) {
     int taken = 0;
-    for (int round = 0; round < 200 && taken < 5; ++round) {
+    for (int round = 0; round < 1'000 && taken < 5; ++round) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
         const std::thread::id me = std::this_thread::get_id();
         fj::future<bool> f =
