@@ -14,8 +14,10 @@ struct scheduler_options {
     // the cgroup CPU quota rounded up (docker --cpus, Kubernetes CPU limits), at least 1.
     std::size_t workers = 0;
 
-    // Native stack of each worker thread. A reservation: only touched pages use memory, so it is
-    // generous by default, because help-while-waiting nests tasks on the waiting worker's stack.
+    // Native stack of a worker thread that runs tasks on it: with parking off, or where no fiber
+    // stack could be had (a parking pool's threads run tasks on fiber_stack_size stacks and get
+    // 256 KiB of their own). A reservation: only touched pages use memory, so it is generous by
+    // default, because help-while-waiting nests tasks on the waiting worker's stack.
     std::size_t worker_stack_size = std::size_t{64} << 20;
 
     // Pin worker i to the i-th CPU of the affinity mask (wrapping around).
