@@ -166,26 +166,18 @@ void start_workers(pool& p) {
     p.m_threads = std::make_unique<thread_group>();
     const std::size_t n = p.m_worker_count;
     p.m_threads->threads.reserve(n);
-    // A worker whose first loop fiber's stack is taken here runs only its start and end on its
-    // thread's own stack, which is then small (take_first_loop_stack). Without one (parking off,
-    // or no stack to be had) the thread's stack runs the tasks and gets worker_stack_size.
-    boost::thread::attributes task_stack_attributes;
-    task_stack_attributes.set_stack_size(p.m_options.worker_stack_size);
-    boost::thread::attributes small_stack_attributes;
-    small_stack_attributes.set_stack_size(k_loop_fiber_thread_stack);
     const std::vector<int> cpus = p.m_options.pin_workers ? affinity_cpus() : std::vector<int>{};
     for (std::size_t i = 0; i < n; ++i) {
-        const bool on_fibers = p.m_parking != nullptr && take_first_loop_stack(p, i);
+        boost::thread::attributes attributes;
+        attributes.set_stack_size(prepare_thread_stack(p, i)); // small where tasks run on fibers
         // const&: with a non-const lvalue, boost::thread's variadic (callable, args...)
         // constructor is the better match and would take the attributes for the callable.
-        const boost::thread::attributes& attrs =
-            on_fibers ? small_stack_attributes : task_stack_attributes;
+        const boost::thread::attributes& attrs = attributes;
         try {
             fault_injection::check(fault_injection::site::thread_start);
             p.m_threads->threads.emplace_back(attrs, [&p, i] { worker_main(p, i); });
         } catch (const std::exception& e) {
-            if (on_fibers)
-                give_back_first_loop_stack(p, i);
+            give_back_first_loop_stack(p, i);
             // Undo: the started workers count as active; the rest never will.
             p.m_active.fetch_sub(static_cast<std::uint32_t>(n - i), std::memory_order_seq_cst);
             p.m_injected.close();

@@ -346,19 +346,4 @@ bool run_worker_on_fibers(pool& p, worker& w) {
     return fiber_runtime::run_worker(p, w);
 }
 
-bool take_first_loop_stack(pool& p, std::size_t index) noexcept {
-    try {
-        p.m_parking->per_worker[index].first_loop_stack = take_stack_for(*p.m_parking, index);
-        return true;
-    } catch (const std::bad_alloc&) {
-        return false;
-    }
-}
-
-void give_back_first_loop_stack(pool& p, std::size_t index) noexcept {
-    fiber_worker& fw = p.m_parking->per_worker[index];
-    if (fiber_info* info = std::exchange(fw.first_loop_stack, nullptr))
-        release_stack_of(*p.m_parking, index, info);
-}
-
 } // namespace fj::detail

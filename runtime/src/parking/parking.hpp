@@ -45,15 +45,15 @@ bool try_yield(std::uint32_t patience = 1);
 // loop body on the thread's own stack, and its tasks never park.
 bool run_worker_on_fibers(pool& p, worker& w);
 
-// Before the thread of slot `index` (a worker or a spare) starts, p parking: takes the stack of
-// its first loop fiber, so that run_worker_on_fibers() cannot fail for want of one and the
-// thread's own stack runs only its start and end: it then gets k_loop_fiber_thread_stack, not
-// worker_stack_size (a 64 MiB thread stack is never kept by glibc's cache of thread stacks, so
-// each start would map and unmap one). False if no stack could be had; then nothing is taken.
-// give_back_first_loop_stack() undoes it for a thread that did not start.
-bool take_first_loop_stack(pool& p, std::size_t index) noexcept;
+// Before the thread of slot `index` (a worker or a spare) starts: the size of stack to start it
+// with. Where p parks, first takes the stack of the slot's first loop fiber, so that
+// run_worker_on_fibers() cannot fail for want of one and the thread's own stack runs only its
+// start and end: then a small one (a 64 MiB thread stack is never kept by glibc's cache of thread
+// stacks, so each start would map and unmap one). Otherwise (parking off, no stack to be had)
+// worker_stack_size, where its tasks run. give_back_first_loop_stack() undoes it for a thread
+// that did not start (nothing where nothing was taken).
+std::size_t prepare_thread_stack(pool& p, std::size_t index) noexcept;
 void give_back_first_loop_stack(pool& p, std::size_t index) noexcept;
-inline constexpr std::size_t k_loop_fiber_thread_stack = std::size_t{256} << 10;
 
 // --- The worker loop's questions, between the tasks it runs at top level ------------------------
 // With parking off (p.m_parking null) each is one test of a pointer.

@@ -1,9 +1,13 @@
-// The stacks of parking's fibers (parking_lot.hpp), a lot's deletion, and the default cap on
+// The stacks of parking's fibers (parking_lot.hpp) and a slot's first one, taken before its
+// thread starts (parking.hpp, prepare_thread_stack), a lot's deletion, and the default cap on
 // parked tasks.
 #include "parking/parking_lot.hpp"
 
+#include "parking/parking.hpp"
+
 #include <fstream>
 #include <new>
+#include <utility>
 
 namespace fj::detail {
 
@@ -53,12 +57,28 @@ void release_stack(parking_lot& lot, fiber_info* info) noexcept {
     release_to(lot, cache_of(lot), info);
 }
 
-fiber_info* take_stack_for(parking_lot& lot, std::size_t index) {
-    return take_from(lot, lot.per_worker[index].stacks);
+// Taken from and given back to the slot's own cache by a thread that is not the slot's: before
+// its thread starts, or once it failed to, so no other thread touches that cache meanwhile.
+std::size_t prepare_thread_stack(pool& p, std::size_t index) noexcept {
+    // Its start-up, the loop's last end and its leaving use a few KiB of it.
+    constexpr std::size_t k_loop_fiber_thread_stack = std::size_t{256} << 10;
+    if (p.m_parking != nullptr) {
+        fiber_worker& fw = p.m_parking->per_worker[index];
+        try {
+            fw.first_loop_stack = take_from(*p.m_parking, fw.stacks);
+            return k_loop_fiber_thread_stack;
+        } catch (const std::bad_alloc&) { // the thread tries again, and else runs tasks itself
+        }
+    }
+    return p.m_options.worker_stack_size;
 }
 
-void release_stack_of(parking_lot& lot, std::size_t index, fiber_info* info) noexcept {
-    release_to(lot, lot.per_worker[index].stacks, info);
+void give_back_first_loop_stack(pool& p, std::size_t index) noexcept {
+    if (p.m_parking == nullptr)
+        return;
+    fiber_worker& fw = p.m_parking->per_worker[index];
+    if (fiber_info* info = std::exchange(fw.first_loop_stack, nullptr))
+        release_to(*p.m_parking, fw.stacks, info);
 }
 
 void parking_lot_deleter::operator()(parking_lot* lot) const noexcept {

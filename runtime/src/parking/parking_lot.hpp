@@ -41,7 +41,7 @@ struct alignas(128) fiber_worker {
     std::uint32_t tasks_since_recheck = 0;
     stack_cache stacks; // a few stacks at hand: most parks take no lock
     // The stack of the worker's first loop fiber, taken before its thread starts
-    // (take_first_loop_stack), so that the thread itself needs only a small stack; null once
+    // (prepare_thread_stack), so that the thread itself needs only a small stack; null once
     // taken by the thread, or if none could be had.
     fiber_info* first_loop_stack = nullptr;
 };
@@ -71,11 +71,6 @@ inline fiber_worker& fiber_state_of(pool& p, const worker& w) noexcept {
 // top; and back into the cache of the worker it ends on. take_stack throws std::bad_alloc.
 fiber_info* take_stack(parking_lot& lot);
 void release_stack(parking_lot& lot, fiber_info* info) noexcept;
-
-// The same for worker `index`'s cache, from a thread that is not that worker while it has no
-// thread (its first loop fiber's stack, taken and given back by the pool's start).
-fiber_info* take_stack_for(parking_lot& lot, std::size_t index);
-void release_stack_of(parking_lot& lot, std::size_t index, fiber_info* info) noexcept;
 
 // The cap on parked tasks when the options leave it to the default: three quarters of what the
 // process's map count allows for guarded stacks.

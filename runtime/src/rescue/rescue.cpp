@@ -86,7 +86,6 @@ std::size_t rescuer::start_spare_locked(spare_reason reason) noexcept {
     }
     const bool reuse = !m_free.empty();
     std::size_t index = reuse ? m_free.back() : k_none;
-    bool on_fibers = false;
     try {
         if (reuse) {
             // It has retired and is leaving: its last step was on_spare_retired.
@@ -107,11 +106,9 @@ std::size_t rescuer::start_spare_locked(spare_reason reason) noexcept {
         s.tid.store(0, std::memory_order_relaxed);
         if (w.observed())
             on_spare_start(w, reason); // before its thread: the thread then owns the buffer
-        // After the join above: the slot's stack cache is no other thread's now.
-        on_fibers = p.m_parking != nullptr && take_first_loop_stack(p, index);
         boost::thread::attributes attributes;
-        attributes.set_stack_size(on_fibers ? k_loop_fiber_thread_stack
-                                            : p.m_options.worker_stack_size);
+        // After the join above: the slot's stack cache is no other thread's now.
+        attributes.set_stack_size(prepare_thread_stack(p, index));
         const boost::thread::attributes& attrs = attributes;
         fault_injection::check(fault_injection::site::thread_start);
         s.serving.store(true, std::memory_order_relaxed);
@@ -120,8 +117,7 @@ std::size_t rescuer::start_spare_locked(spare_reason reason) noexcept {
         // No thread: the slot stays (or becomes) free, and the count taken above is given back.
         // (A reused slot is still at the back of m_free; a new one joins it once added.)
         if (index != k_none) {
-            if (on_fibers)
-                give_back_first_loop_stack(p, index);
+            give_back_first_loop_stack(p, index); // if it was taken
             m_slots[index].serving.store(false, std::memory_order_relaxed);
             if (!reuse)
                 m_free.push_back(index);
