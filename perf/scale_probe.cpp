@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     const fj::worker_stats before = pool.stats().total();
     perf_control("enable\n");
+    const auto began = std::chrono::steady_clock::now();
     if (what == "regions")
         regions(pool);
     else if (what == "joins")
@@ -111,13 +112,18 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "unknown workload %s\n", what.c_str());
         return 2;
     }
+    const auto took = std::chrono::steady_clock::now() - began;
     perf_control("disable\n");
     const fj::worker_stats after = pool.stats().total();
-    std::printf("workload=%s workers=%zu sleeps=%llu wakeups=%llu steals=%llu failed_steals=%llu\n",
-                what.c_str(), options.workers,
-                static_cast<unsigned long long>(after.sleeps - before.sleeps),
-                static_cast<unsigned long long>(after.wakeups - before.wakeups),
-                static_cast<unsigned long long>(after.steals - before.steals),
-                static_cast<unsigned long long>(after.failed_steals - before.failed_steals));
+    std::printf(
+        "workload=%s workers=%zu sleeps=%llu wakeups=%llu steals=%llu failed_steals=%llu "
+        "failed_before_steal=%llu ms=%.1f\n",
+        what.c_str(), options.workers,
+        static_cast<unsigned long long>(after.sleeps - before.sleeps),
+        static_cast<unsigned long long>(after.wakeups - before.wakeups),
+        static_cast<unsigned long long>(after.steals - before.steals),
+        static_cast<unsigned long long>(after.failed_steals - before.failed_steals),
+        static_cast<unsigned long long>(after.failed_before_steal - before.failed_before_steal),
+        std::chrono::duration<double, std::milli>(took).count());
     return 0;
 }

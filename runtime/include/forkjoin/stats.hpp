@@ -9,18 +9,20 @@
 namespace fj {
 
 struct worker_stats {
-    std::uint64_t tasks_run = 0;      // tasks this worker ran (popped, stolen or injected)
-    std::uint64_t forks = 0;          // tasks pushed to this worker's deque by fork()/join()
-    std::uint64_t steals = 0;         // tasks taken from another worker's deque
-    std::uint64_t failed_steals = 0;  // steal attempts that found nothing or lost a race
-    std::uint64_t injected_taken = 0; // tasks taken from the global injection queue
-    std::uint64_t sleeps = 0;         // times the worker went to sleep
-    std::uint64_t wakeups = 0;        // times it woke up
-    std::uint64_t parks = 0;          // waiting tasks this worker parked on a fiber
-    std::uint64_t resumes = 0;        // parked tasks that continued on this worker
-    std::uint64_t migrations = 0;     // of those, parked on another worker
-    std::uint64_t sync_parks = 0;     // of the parks, waits on the task-parking primitives
-                                      // (docs/sync.md: mutexes, latches, channels...) and sleeps
+    std::uint64_t tasks_run = 0;           // tasks this worker ran (popped, stolen or injected)
+    std::uint64_t forks = 0;               // tasks pushed to this worker's deque by fork()/join()
+    std::uint64_t steals = 0;              // tasks taken from another worker's deque
+    std::uint64_t failed_steals = 0;       // steal attempts that found nothing or lost a race
+    std::uint64_t failed_before_steal = 0; // of those, the ones in a look that then stole: what
+                                           // finding a victim cost, apart from idle looks
+    std::uint64_t injected_taken = 0;      // tasks taken from the global injection queue
+    std::uint64_t sleeps = 0;              // times the worker went to sleep
+    std::uint64_t wakeups = 0;             // times it woke up
+    std::uint64_t parks = 0;               // waiting tasks this worker parked on a fiber
+    std::uint64_t resumes = 0;             // parked tasks that continued on this worker
+    std::uint64_t migrations = 0;          // of those, parked on another worker
+    std::uint64_t sync_parks = 0;          // of the parks, waits on the task-parking primitives
+                                  // (docs/sync.md: mutexes, latches, channels...) and sleeps
     // State at the snapshot (for diagnosing a stall), not counters: not summed by total().
     std::uint64_t queued = 0; // tasks in this worker's deque
     bool asleep = false;      // on the event count (it went to sleep more often than it woke)

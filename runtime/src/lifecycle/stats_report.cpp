@@ -19,10 +19,18 @@ scheduler_stats snapshot(const pool& p) {
     for (std::size_t i = 0; i < n; ++i) {
         const worker& w = p.m_workers[i];
         const worker_counters& c = w.m_stats;
-        worker_stats ws{c.tasks_run.get(),     c.forks.get(),          c.steals.get(),
-                        c.failed_steals.get(), c.injected_taken.get(), c.sleeps.get(),
-                        c.wakeups.get(),       c.parks.get(),          c.resumes.get(),
-                        c.migrations.get(),    c.sync_parks.get()};
+        worker_stats ws{c.tasks_run.get(),
+                        c.forks.get(),
+                        c.steals.get(),
+                        c.failed_steals.get(),
+                        c.failed_before_steal.get(),
+                        c.injected_taken.get(),
+                        c.sleeps.get(),
+                        c.wakeups.get(),
+                        c.parks.get(),
+                        c.resumes.get(),
+                        c.migrations.get(),
+                        c.sync_parks.get()};
         ws.queued = w.m_deque.size_hint();
         ws.asleep = ws.sleeps > ws.wakeups;
         ws.spare = w.m_role == slot_role::spare;
@@ -55,6 +63,7 @@ worker_stats& worker_stats::operator+=(const worker_stats& o) noexcept {
     forks += o.forks;
     steals += o.steals;
     failed_steals += o.failed_steals;
+    failed_before_steal += o.failed_before_steal;
     injected_taken += o.injected_taken;
     sleeps += o.sleeps;
     wakeups += o.wakeups;
@@ -76,6 +85,7 @@ std::ostream& operator<<(std::ostream& out, const scheduler_stats& stats) {
     const auto counters = [&](const std::string& name, const worker_stats& w) {
         out << name << ": tasks_run=" << w.tasks_run << " forks=" << w.forks
             << " steals=" << w.steals << " failed_steals=" << w.failed_steals
+            << " failed_before_steal=" << w.failed_before_steal
             << " injected_taken=" << w.injected_taken << " sleeps=" << w.sleeps
             << " wakeups=" << w.wakeups << " parks=" << w.parks << " resumes=" << w.resumes
             << " migrations=" << w.migrations << " sync_parks=" << w.sync_parks;

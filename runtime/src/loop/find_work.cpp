@@ -67,21 +67,56 @@ task* probe(worker* self, worker& victim, bool at_top_level, bool leave_callers)
     return nullptr;
 }
 
-} // namespace
+// Where a look's failed probes start: failed_steals when it begins (0 for an outside thread).
+std::uint64_t failed_so_far(const worker* self) noexcept {
+    return self != nullptr ? self->m_stats.failed_steals.get() : 0;
+}
 
-task* steal_from_others(pool& p, worker* self, std::uint64_t random, bool at_top_level) {
+// A look that began at `failed_at_start` has stolen t: its failed probes are what finding the
+// victim cost (worker_stats::failed_before_steal).
+task* stolen_after(worker* self, task* t, std::uint64_t failed_at_start) noexcept {
+    if (self != nullptr)
+        self->m_stats.failed_before_steal.add(self->m_stats.failed_steals.get() - failed_at_start);
+    return t;
+}
+
+// One pass over the other slots from a random start (steal_from_others); its failed probes count
+// from failed_at_start.
+task* steal_pass(pool& p, worker* self, std::uint64_t random, bool at_top_level, bool leave_callers,
+                 std::uint64_t failed_at_start) {
     const std::size_t n = p.m_workers.size();
     const std::size_t start = static_cast<std::size_t>(random % n);
-    // A pool of one worker leaves its callers' deques to them (state/pool.hpp).
-    const bool leave_callers = self != nullptr && leaves_callers_alone(p, *self);
     for (std::size_t i = 0; i < n; ++i) {
         worker& victim = p.m_workers[(start + i) % n];
         if (&victim == self)
             continue;
         if (task* t = probe(self, victim, at_top_level, leave_callers))
-            return t;
+            return stolen_after(self, t, failed_at_start);
     }
     return nullptr;
+}
+
+// A probe of the steal hint's victim (state/steal_hint.hpp), if one is named other than w, and
+// the hint cleared if that victim had nothing. relaxed: a hint; a stale one costs one failed probe.
+task* probe_hint(pool& p, worker& w, bool at_top_level, bool leave_callers) {
+    const std::uint32_t hint = p.m_steal_hint.load(std::memory_order_relaxed);
+    if (hint >= p.m_workers.size() || hint == w.m_index)
+        return nullptr;
+    worker& victim = p.m_workers[hint];
+    if (task* t = probe(&w, victim, at_top_level, leave_callers))
+        return t;
+    // Stale only if this look reached the deque: a worker that leaves callers alone did not.
+    if (!(leave_callers && victim.m_role == slot_role::caller))
+        clear_stale_hint(p, hint);
+    return nullptr;
+}
+
+} // namespace
+
+task* steal_from_others(pool& p, worker* self, std::uint64_t random, bool at_top_level) {
+    // A pool of one worker leaves its callers' deques to them (state/pool.hpp).
+    const bool leave_callers = self != nullptr && leaves_callers_alone(p, *self);
+    return steal_pass(p, self, random, at_top_level, leave_callers, failed_so_far(self));
 }
 
 namespace {
@@ -95,27 +130,32 @@ task* taken_injected(worker& w, task* t) noexcept {
     return t;
 }
 
+// The steal step of a full look: in a pool that samples, the hint's victim first (a worker woken
+// for a push finds the pusher there), then a pass over every other slot.
+task* steal_full(pool& p, worker& w, bool at_top_level) {
+    const bool leave_callers = leaves_callers_alone(p, w);
+    const std::uint64_t failed_at_start = failed_so_far(&w);
+    if (samples_victims(p.m_worker_count)) {
+        if (task* t = probe_hint(p, w, at_top_level, leave_callers))
+            return t;
+    }
+    return steal_pass(p, &w, w.next_random(), at_top_level, leave_callers, failed_at_start);
+}
+
 // The steal step of a sampled look (docs/design/find-work.md#sampling): the hint's victim, then
 // k_sampled_victims random other workers (a victim may come up twice: drawing distinct ones would
 // cost more than the rare repeat). Slots past a size() read earlier are never probed.
 task* steal_sampled(pool& p, worker& w) {
     const std::size_t n = p.m_workers.size();
     const bool leave_callers = leaves_callers_alone(p, w);
-    // relaxed: a hint (state/pool.hpp); a stale one costs one failed probe.
-    const std::uint32_t hint = p.m_steal_hint.load(std::memory_order_relaxed);
-    if (hint < n && hint != w.m_index) {
-        worker& victim = p.m_workers[hint];
-        if (task* t = probe(&w, victim, true, leave_callers))
-            return t;
-        // Stale only if this look reached the deque: a worker that leaves callers alone did not.
-        if (!(leave_callers && victim.m_role == slot_role::caller))
-            clear_stale_hint(p, hint);
-    }
+    const std::uint64_t failed_at_start = failed_so_far(&w);
+    if (task* t = probe_hint(p, w, true, leave_callers))
+        return t;
     for (std::size_t k = 0; k < k_sampled_victims; ++k) {
         // Another worker than w, uniformly (n > k_sampled_victims + 1: see samples_victims).
         const std::size_t i = (w.m_index + 1 + w.next_random() % (n - 1)) % n;
         if (task* t = probe(&w, p.m_workers[i], true, leave_callers))
-            return t;
+            return stolen_after(&w, t, failed_at_start);
     }
     return nullptr;
 }
@@ -141,8 +181,7 @@ task* look_for_work(pool& p, worker& w, bool at_top_level, bool sampled) {
             return t;
     }
     if (p.m_workers.size() > 1) {
-        task* t =
-            sampled ? steal_sampled(p, w) : steal_from_others(p, &w, w.next_random(), at_top_level);
+        task* t = sampled ? steal_sampled(p, w) : steal_full(p, w, at_top_level);
         if (t != nullptr)
             return t;
     }

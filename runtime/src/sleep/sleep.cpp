@@ -87,8 +87,9 @@ void wake_next_searcher(pool& p) noexcept {
 // deque or resumable slot, and saw sleepers, or (in a pool that samples its victims) searchers.
 void notice_push(pool_core& core) noexcept {
     pool& p = pool_of(core);
-    // Only a pool that samples reads the hint (its notice mask has the searchers).
-    if ((core.m_push_notice & sleep_word::k_searchers) != 0 && p.m_sleepers.searching() != 0) {
+    // Only a pool that samples reads the hint (its notice mask has the searchers). Named for the
+    // searchers, and for the sleeper this push may wake: its first look tries the hint first.
+    if ((core.m_push_notice & sleep_word::k_searchers) != 0) {
         if (const worker* w = own_worker(core))
             point_searchers_at(p, *w);
     }

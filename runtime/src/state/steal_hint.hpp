@@ -1,11 +1,13 @@
 // What a pool's searchers sample, and the hint that points them at work
 // (docs/design/find-work.md#sampling). A searcher spinning for work probes, between two pauses,
 // the hint's victim and k_sampled_victims random ones (loop/find_work.cpp, find_work_sampled)
-// instead of every worker, so its probes per look do not grow with the pool. The hint names a
-// worker that pushed while workers searched: its push, which reads the sleep word anyway, sees the
-// searchers there (pool_core::m_push_notice) and names itself if no worker is named
-// (sleep/sleep.cpp, notice_push); a searcher that finds nothing there clears it. So the hint's
-// line is written about once per stale hint, not once per push, and pushers only read it.
+// instead of every worker, so its probes per look do not grow with the pool; a full look tries
+// the hint first too (find_work), so a worker woken for a push finds the pusher at its first
+// probe. The hint names a worker that pushed while workers searched or slept: its push, which
+// reads the sleep word anyway, sees them there (pool_core::m_push_notice) and names itself if no
+// worker is named (sleep/sleep.cpp, notice_push); a look that finds nothing there clears it. So
+// the hint's line is written about once per stale hint, not once per push, and pushers only read
+// it.
 #pragma once
 
 #include "state/pool.hpp"

@@ -22,6 +22,9 @@ public:
     void bump() noexcept {
         m_value.store(m_value.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
+    void add(std::uint64_t n) noexcept {
+        m_value.store(m_value.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
     void unbump() noexcept {
         m_value.store(m_value.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     }
@@ -32,7 +35,8 @@ private:
 };
 
 struct worker_counters {
-    counter tasks_run, forks, steals, failed_steals, injected_taken, sleeps, wakeups;
+    counter tasks_run, forks, steals, failed_steals, failed_before_steal, injected_taken, sleeps,
+        wakeups;
     counter parks, resumes, migrations; // tasks parked on a fiber; resumed here; of those, moved
     counter sync_parks; // of the parks, waits on the task-parking primitives and sleeps
 };
