@@ -63,7 +63,7 @@ struct pool final : pool_core {
     injection_queue<task> m_injected; // also holds the closed flag
     event_count m_sleep{m_sleepers};
     // The steal hint (state/steal_hint.hpp): the slot of a worker that pushed while others
-    // searched, or k_no_hint. relaxed, every access: a hint; the steal synchronizes.
+    // searched or slept, or k_no_hint. relaxed, every access: a hint; the steal synchronizes.
     alignas(128) std::atomic<std::uint32_t> m_steal_hint{k_no_hint};
     static constexpr std::uint32_t k_no_hint = ~std::uint32_t{0};
     alignas(128) std::atomic<std::uint32_t> m_active{0}; // workers/helpers not asleep
