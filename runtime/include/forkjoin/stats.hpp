@@ -21,8 +21,9 @@ struct worker_stats {
     std::uint64_t parks = 0;               // waiting tasks this worker parked on a fiber
     std::uint64_t resumes = 0;             // parked tasks that continued on this worker
     std::uint64_t migrations = 0;          // of those, parked on another worker
-    std::uint64_t sync_parks = 0;          // of the parks, waits on the task-parking primitives
-                                  // (docs/sync.md: mutexes, latches, channels...) and sleeps
+    // Of the parks, waits on the task-parking primitives (docs/sync.md: mutexes, latches,
+    // channels...) and sleeps.
+    std::uint64_t sync_parks = 0;
     // State at the snapshot (for diagnosing a stall), not counters: not summed by total().
     std::uint64_t queued = 0; // tasks in this worker's deque
     bool asleep = false;      // on the event count (it went to sleep more often than it woke)

@@ -19,9 +19,7 @@ namespace fj::detail {
 // A counter written only by its worker and read by anyone: relaxed load + store, not an RMW.
 class counter {
 public:
-    void bump() noexcept {
-        m_value.store(m_value.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    }
+    void bump() noexcept { add(1); }
     void add(std::uint64_t n) noexcept {
         m_value.store(m_value.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     }
