@@ -5,6 +5,7 @@
 
 #include "../future.hpp"
 #include "../promise.hpp"
+#include "branch_join.hpp"
 #include "pool_core.hpp"
 #include "task.hpp"
 #include "worker.hpp"
@@ -67,7 +68,8 @@ public:
     std::suspend_always initial_suspend() noexcept { return {}; } // lazy: runs when awaited
 
     // At the end: resume whoever awaited the task (symmetric transfer, no stack growth). A branch
-    // of a join resumes its parent only if it is the last of the two to end.
+    // of a join resumes its parent only if it is the last of the two to end, or the second run
+    // here after the first (branch_join.hpp).
     struct final_awaiter {
         bool await_ready() noexcept { return false; }
         template <class Promise>
@@ -76,13 +78,15 @@ public:
             if (p.m_scope != nullptr)
                 return end_scope_child(p.m_scope, std::move(p.m_error), self);
             if (p.m_join != nullptr) {
-                resume_task* const sibling = p.m_sibling;
-                // acq_rel: the release publishes this branch's result to the thread that resumes
-                // the parent; the acquire of the last one takes the other branch's. Past this
-                // decrement the other side may resume the parent, which destroys this frame:
-                // nothing here touches it afterwards unless it was the last.
-                if (p.m_join->fetch_sub(1, std::memory_order_acq_rel) != 1)
-                    return run_sibling_if_still_here(sibling);
+                if (task_promise_base* const second = p.m_sibling;
+                    second != nullptr && take_back(second->m_start)) {
+                    second->m_join = nullptr; // it ends uncounted: nobody else holds it now
+                    return second->m_start.handle;
+                }
+                // Past a decrement that was not the last, the other end may resume the parent,
+                // which destroys this frame: nothing here touches it afterwards.
+                if (!p.m_join->end_counted())
+                    return std::noop_coroutine();
             }
             return p.m_continuation;
         }
@@ -92,27 +96,20 @@ public:
                                                        std::exception_ptr error,
                                                        std::coroutine_handle<> self) noexcept;
 
-        // The first branch ends before the second: if nobody stole the second, it is still on
-        // top of this worker's deque (the first branch's own forks were joined before it ended),
-        // and runs next here, without a trip through the worker loop. The pointer comparison
-        // needs no access to the join: a record at that address can be on this deque only if it
-        // is the second branch's, queued by this thread, since this thread is here.
-        static std::coroutine_handle<> run_sibling_if_still_here(resume_task* sibling) noexcept {
-            if (sibling != nullptr) {
-                if (worker* w = current_worker()) {
-                    if (task* top = w->m_deque.pop()) {
-                        if (top == sibling)
-                            return sibling->handle;
-                        // Something the first branch forked and left: back where it was.
-                        try {
-                            push_local(*w->m_pool, *w, top);
-                        } catch (...) { // cannot happen: the deque has the room it had
-                            std::terminate();
-                        }
-                    }
-                }
-            }
-            return std::noop_coroutine();
+        // The first branch's end: whether the second's start was still on top of this worker's
+        // deque (the first branch's own forks were joined before it ended), taken back to run here
+        // next, without a trip through the worker loop.
+        static bool take_back(const resume_task& second_start) noexcept {
+            worker* const w = current_worker();
+            return branch_join::take_back_second(w != nullptr ? &w->m_deque : nullptr,
+                                                 static_cast<const task*>(&second_start),
+                                                 [w](task* top) noexcept {
+                                                     try { // the deque has the room it had
+                                                         push_local(*w->m_pool, *w, top);
+                                                     } catch (...) {
+                                                         std::terminate();
+                                                     }
+                                                 });
         }
     };
     final_awaiter final_suspend() noexcept { return {}; }
@@ -125,11 +122,11 @@ public:
     }
 
     std::coroutine_handle<> m_continuation = std::noop_coroutine();
-    std::atomic<int>* m_join = nullptr; // the branches left, for a branch of a join
-    resume_task* m_sibling = nullptr;   // for a join's first branch: the second's queued start
+    branch_join* m_join = nullptr;          // for a branch of a join that may end counted
+    task_promise_base* m_sibling = nullptr; // for a join's first branch: the second
     std::exception_ptr m_error;
     task_scope_core* m_scope = nullptr; // for a child of a task_scope: its scope
-    resume_task m_start;                // for a child of a task_scope: its queued start
+    resume_task m_start; // for a join's second branch or a task_scope's child: its queued start
 };
 
 template <class T>
@@ -282,21 +279,22 @@ public:
     bool await_ready() noexcept { return false; }
 
     // Offers b to thieves (on this worker's deque, like a fork) and runs a on this thread now.
-    // Whichever branch ends last resumes the parent.
+    // a's end runs b next if nobody took it; else whichever branch ends last resumes the parent.
     template <class Promise>
     requires std::derived_from<Promise, awaits_tasks> std::coroutine_handle<>
     await_suspend(std::coroutine_handle<Promise> parent) {
-        for (task_promise_base* branch : {static_cast<task_promise_base*>(&m_a.get().promise()),
-                                          static_cast<task_promise_base*>(&m_b.get().promise())}) {
-            branch->m_continuation = parent;
-            branch->m_join = &m_left;
-        }
-        m_a.get().promise().m_sibling = &m_b_start;
-        m_b_start.handle = m_b.get();
+        task_promise_base& a = m_a.get().promise();
+        task_promise_base& b = m_b.get().promise();
+        a.m_continuation = parent;
+        b.m_continuation = parent;
+        a.m_join = &m_join;
+        b.m_join = &m_join;
+        a.m_sibling = &b;
+        b.m_start.handle = m_b.get();
         pool_core* p = current_pool();
         // A task runs on a worker of its pool; a coroutine resumed elsewhere (a future completed
         // outside every pool, resumed on the default scheduler's fallback thread) uses that pool.
-        queue_resumption(p != nullptr ? *p : current_pool_or_default(), m_b_start);
+        queue_resumption(p != nullptr ? *p : current_pool_or_default(), b.m_start);
         return m_a.get();
     }
 
@@ -316,10 +314,12 @@ private:
             return f.get().promise().take();
     }
 
+    // m_join between the frames: with the two handles adjacent here and in the join's argument
+    // temporaries, g++ 12 moves both with one 16-byte load, which cannot be forwarded from the
+    // two 8-byte stores that just wrote them (a store-forwarding stall on every join).
     owned_frame<A> m_a;
+    branch_join m_join;
     owned_frame<B> m_b;
-    std::atomic<int> m_left{2};
-    resume_task m_b_start;
 };
 
 } // namespace fj::detail
