@@ -3,12 +3,12 @@
 // header.
 #pragma once
 
-#include <atomic>
 #include <concepts>
 #include <coroutine>
 #include <cstddef>
 #include <exception>
 
+#include <forkjoin/detail/scope_count.hpp>
 #include <forkjoin/task.hpp>
 
 namespace fj {
@@ -17,7 +17,8 @@ namespace detail {
 // --- The scope of any number of tasks (docs/design/coroutines.md#tasks)
 // ---------------------------
 
-// m_count: the children not yet ended, plus one for the parent while it is not joining. Whoever
+// m_count (scope_count.hpp): the children not yet ended, plus one for the parent while it is not
+// joining. Whoever
 // brings it to zero resumes the parent: the last child (symmetric transfer), or the join itself.
 class task_scope_core {
 public:
@@ -30,16 +31,12 @@ public:
     class join_awaiter {
     public:
         explicit join_awaiter(task_scope_core& scope) noexcept : m_scope(scope) {}
-        bool await_ready() const noexcept { // acquire: the ended children's writes
-            return m_scope.m_count.load(std::memory_order_acquire) == 1;
-        }
+        bool await_ready() const noexcept { return m_scope.m_count.all_ended(); }
         template <class Promise>
         requires std::derived_from<Promise, awaits_tasks>
         bool await_suspend(std::coroutine_handle<Promise> parent) noexcept {
-            m_scope.m_parent = parent;
-            // acq_rel: publishes m_parent to the last child, or (last) takes every child's
-            // writes. Not the last: the parent may be resumed already, and nothing is touched.
-            return m_scope.m_count.fetch_sub(1, std::memory_order_acq_rel) != 1;
+            m_scope.m_parent = parent; // published to the last child by parent_leaves()
+            return m_scope.m_count.parent_leaves();
         }
         void await_resume() { m_scope.joined(); } // rethrows the first exception
 
@@ -52,8 +49,7 @@ public:
     void joined();
 
 private:
-    std::atomic<std::size_t> m_count{1};
-    std::atomic<bool> m_failed{false};
+    scope_count m_count;
     std::exception_ptr m_error;       // the first failed child's, written by it
     std::coroutine_handle<> m_parent; // written by the join before its decrement
     bool m_joined = true;             // the parent's: false from a spawn() to the next join

@@ -35,13 +35,12 @@ void task_scope_core::spawn(task_handle<void> child) {
     task_promise_base& p = child.promise();
     p.m_scope = this;
     p.m_start.handle = child;
-    // relaxed: the parent's share keeps the count above zero; the queue publishes the start.
-    m_count.fetch_add(1, std::memory_order_relaxed);
+    m_count.add_child();
     pool_core* pool = current_pool();
     try { // on this worker's deque, as join()'s second branch
         queue_resumption(pool != nullptr ? *pool : current_pool_or_default(), p.m_start);
     } catch (...) {
-        m_count.fetch_sub(1, std::memory_order_relaxed);
+        m_count.remove_unstarted_child();
         child.destroy();
         throw; // nothing was spawned: the scope needs no join for it
     }
@@ -49,22 +48,19 @@ void task_scope_core::spawn(task_handle<void> child) {
 }
 
 std::coroutine_handle<> task_scope_core::child_ended(std::exception_ptr error) noexcept {
-    // relaxed: elects the first failure; the count's release publishes the exception.
-    if (error && !m_failed.exchange(true, std::memory_order_relaxed))
+    if (error && m_count.elect_first_failure())
         m_error = std::move(error);
     error = nullptr; // a dropped one is freed before the parent may go on
-    // acq_rel: the release publishes this child's writes to whoever resumes the parent; the
-    // acquire of the last one takes everybody's. Past a decrement that is not the last, the
-    // parent may be resumed and the scope gone: nothing here touches it.
-    if (m_count.fetch_sub(1, std::memory_order_acq_rel) != 1)
+    // Not the last: the parent may be resumed and the scope gone; nothing here touches it.
+    if (!m_count.child_leaves())
         return std::noop_coroutine();
     return m_parent;
 }
 
 void task_scope_core::joined() {
-    m_count.store(1, std::memory_order_relaxed); // no child left: only the parent's share
+    m_count.rejoin();
     m_joined = true;
-    if (m_failed.exchange(false, std::memory_order_relaxed))
+    if (m_count.take_failure())
         std::rethrow_exception(std::exchange(m_error, {}));
 }
 
