@@ -10,7 +10,6 @@
 #include "task.hpp"
 #include "worker.hpp"
 
-#include <atomic>
 #include <concepts>
 #include <coroutine>
 #include <cstddef>
