@@ -20,9 +20,11 @@ using branch_join = fj::detail::basic_branch_join<relacy_atomics>;
 struct queued {}; // a task on the deque: the second branch's start, or a fork left behind
 
 // LeftFork: the first branch forks a task it does not join, so its end finds that task on top
-// instead of the second's start and must put it back.
-template <bool LeftFork, int Thieves>
-struct branch_join_scenario : rl::test_suite<branch_join_scenario<LeftFork, Thieves>, 1 + Thieves> {
+// instead of the second's start and must put it back. KeepsCount: the first branch's end takes
+// the second back but leaves it counted (expected to be rejected: the parent is never resumed).
+template <bool LeftFork, int Thieves, bool KeepsCount = false>
+struct branch_join_scenario
+    : rl::test_suite<branch_join_scenario<LeftFork, Thieves, KeepsCount>, 1 + Thieves> {
     fj::detail::chase_lev_deque<queued*, relacy_atomics> deque{2};
     branch_join join;
     queued second_start;
@@ -63,7 +65,8 @@ struct branch_join_scenario : rl::test_suite<branch_join_scenario<LeftFork, Thie
         // The first branch's end.
         if (branch_join::take_back_second(&deque, &second_start,
                                           [&](queued* top) { deque.push(top); })) {
-            second_counted($) = false;
+            if (!KeepsCount)
+                second_counted($) = false;
             run_second();
             return;
         }
@@ -85,6 +88,7 @@ struct branch_join_scenario : rl::test_suite<branch_join_scenario<LeftFork, Thie
 using one_thief = branch_join_scenario<false, 1>;
 using fork_left_on_top = branch_join_scenario<true, 1>;
 using two_thieves = branch_join_scenario<false, 2>;
+using keeps_count = branch_join_scenario<false, 1, true>;
 
 constexpr fj::model::search k_full{rl::sched_full};
 constexpr fj::model::search k_bounded{rl::sched_bound, 3};
@@ -99,6 +103,10 @@ TEST(branch_join_model, a_fork_left_on_top_of_the_second_branchs_start) {
 
 TEST(branch_join_model, two_thieves) {
     FJ_EXPECT_MODEL_PASSES(fj::model::check<two_thieves>(k_bounded));
+}
+
+TEST(branch_join_model, a_second_branch_taken_back_but_left_counted_is_caught) {
+    EXPECT_FALSE(fj::model::check<keeps_count>(k_full).passed);
 }
 
 // Each weakened order below is rejected: the thread that resumes the parent reads the other

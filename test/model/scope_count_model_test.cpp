@@ -16,9 +16,11 @@ using fj::model::relacy_atomics;
 
 using scope_count = fj::detail::basic_scope_count<relacy_atomics>;
 
-// Failing: how many of the two children fail (the first ones).
-template <int Failing>
-struct scope_scenario : rl::test_suite<scope_scenario<Failing>, 3> {
+// Failing: how many of the two children fail (the first ones). Miscounted: the parent counts a
+// third child that it never queues, so its join waits for an end that never comes (expected to
+// be rejected: the parent is never resumed).
+template <int Failing, bool Miscounted = false>
+struct scope_scenario : rl::test_suite<scope_scenario<Failing, Miscounted>, 3> {
     scope_count count;
     // The queue that starts a child: its push publishes what the parent wrote before (release),
     // the worker that takes it acquires.
@@ -68,6 +70,8 @@ struct scope_scenario : rl::test_suite<scope_scenario<Failing>, 3> {
             count.add_child();
             s.store(1, std::memory_order_release);
         }
+        if (Miscounted)
+            count.add_child();
         // co_await join(): no suspension if both have ended, else suspend and leave.
         if (count.all_ended()) {
             resume_parent();
@@ -83,6 +87,7 @@ struct scope_scenario : rl::test_suite<scope_scenario<Failing>, 3> {
 
 using no_failure = scope_scenario<0>;
 using both_fail = scope_scenario<2>;
+using miscounted = scope_scenario<0, true>;
 
 constexpr fj::model::search k_bounded{rl::sched_bound, 3};
 
@@ -92,6 +97,10 @@ TEST(scope_count_model, two_children_against_the_join) {
 
 TEST(scope_count_model, two_failing_children_keep_one_exception) {
     FJ_EXPECT_MODEL_PASSES(fj::model::check<both_fail>(k_bounded));
+}
+
+TEST(scope_count_model, a_child_counted_but_never_queued_is_caught) {
+    EXPECT_FALSE(fj::model::check<miscounted>(k_bounded).passed);
 }
 
 // Each weakened order below is rejected: the thread that resumes the parent reads a child's write

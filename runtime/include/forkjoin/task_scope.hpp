@@ -17,9 +17,9 @@ namespace detail {
 // --- The scope of any number of tasks (docs/design/coroutines.md#tasks)
 // ---------------------------
 
-// m_count (scope_count.hpp): the children not yet ended, plus one for the parent while it is not
-// joining. Whoever
-// brings it to zero resumes the parent: the last child (symmetric transfer), or the join itself.
+// m_count (scope_count.hpp): the children not yet ended, and the parent while it is not joining.
+// Whoever brings it to zero resumes the parent: the last child (symmetric transfer), or the join
+// itself.
 class task_scope_core {
 public:
     task_scope_core() noexcept = default;
