@@ -97,18 +97,13 @@ public:
 
         // The first branch's end: whether the second's start was still on top of this worker's
         // deque (the first branch's own forks were joined before it ended), taken back to run here
-        // next, without a trip through the worker loop.
+        // next, without a trip through the worker loop. Putting back what was on top instead
+        // cannot throw: the deque has the room it had (and noexcept would terminate).
         static bool take_back(const resume_task& second_start) noexcept {
             worker* const w = current_worker();
-            return branch_join::take_back_second(w != nullptr ? &w->m_deque : nullptr,
-                                                 static_cast<const task*>(&second_start),
-                                                 [w](task* top) noexcept {
-                                                     try { // the deque has the room it had
-                                                         push_local(*w->m_pool, *w, top);
-                                                     } catch (...) {
-                                                         std::terminate();
-                                                     }
-                                                 });
+            return branch_join::take_back_second(
+                w != nullptr ? &w->m_deque : nullptr, static_cast<const task*>(&second_start),
+                [w](task* top) noexcept { push_local(*w->m_pool, *w, top); });
         }
     };
     final_awaiter final_suspend() noexcept { return {}; }
