@@ -64,6 +64,8 @@ task* find_work_or_sleep(pool& p, worker& w) {
     // before it spins, or with the ticket of the wake-up that ended its sleep. Every way out of
     // this function gives it back.
     bool searching = false;
+    // Whether w's searching place came with a wake-up (its spin yields: below).
+    bool woken = false;
     // Gives the place back; returns whether w was the last searcher.
     const auto stop_searching_if = [&p, &searching](bool found_work) {
         const bool last = searching && stop_searching(p, found_work);
@@ -112,6 +114,14 @@ task* find_work_or_sleep(pool& p, worker& w) {
                 // Sampled: in a large pool a full pass per round would probe every deque
                 // thousands of times in one spin; go_idle()'s re-check is a full one.
                 found = find_work_sampled(p, w);
+                // A woken searcher yields every 4th round. The scheduler often runs a thread it
+                // wakes on the waker's CPU, preempting the waker, and the waker usually holds
+                // the work: a searcher that finds work wakes the next before it runs that work.
+                // Without the yield, that work waits out the whole spin whenever no other CPU
+                // takes the waker (on 2 CPUs, a submission to an idle 2-worker pool started
+                // 110 us late instead of 45: docs/performance.md#latency).
+                if (woken && (round & 3) == 3 && found == nullptr)
+                    std::this_thread::yield();
                 if ((round & 15) == 15 && std::chrono::steady_clock::now() >= spin_until)
                     break;
             }
@@ -155,7 +165,8 @@ task* find_work_or_sleep(pool& p, worker& w) {
                                                   : w.m_index == 0 ? k_idle_block_release_period
                                                                    : std::chrono::milliseconds{0};
         const slept s = sleep_until_woken(p, w, timeout);
-        searching = s.woken;                      // a wake-up's ticket brings a searching place
+        searching = s.woken; // a wake-up's ticket brings a searching place
+        woken = s.woken;
         w.m_backstop_expired = timed && !s.woken; // leaves_callers_alone(), state/pool.hpp
         if (p.m_stop.load(std::memory_order_acquire)) {
             stop_searching_if(false);
