@@ -1,9 +1,12 @@
 // Fixed workloads for the at-scale counts (perf/at-scale.sh, docs/performance.md#at-scale): run
 // under the fake-CPU preload so that a pool of P = N workers on a 2-core machine behaves as an
 // uncrowded one, and counted (futex and membarrier calls) by `perf stat`. Prints the pool's own
-// counters for the workload: sleeps, wake-ups, steals and failed steal probes. With FJ_PERF_CTL and
-// FJ_PERF_ACK naming `perf stat --delay -1 --control fifo:CTL,ACK`'s fifos, perf counts the
-// workload only, not the pool's start and stop.
+// counters for the workload: sleeps, wake-ups, steals and failed steal probes, and the process's
+// voluntary context switches (each a blocking system call: a futex wait, main's sleeps); with the
+// fj_count_syscalls preload (perf/many-cores.sh, where perf is missing) also the membarrier and
+// futex calls made through syscall(). With FJ_PERF_CTL and FJ_PERF_ACK naming `perf stat
+// --delay -1 --control fifo:CTL,ACK`'s fifos, perf counts the workload only, not the pool's start
+// and stop.
 //   scale_probe regions|joins|fib|submit [--workers P]
 //     regions  200 short parallel_for calls from main (4096 tiny iterations), 300 us apart
 //     joins    one task doing 10^6 fj::join of two empty lambdas while the others idle
@@ -13,8 +16,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <string>
+#include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -39,6 +44,30 @@ void perf_control(const char* command) {
     (void)::read(in, reply, sizeof reply);
     ::close(out);
     ::close(in);
+}
+
+long voluntary_switches() {
+    rusage usage{};
+    (void)::getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_nvcsw;
+}
+
+// The fj_count_syscalls preload's counts (membarrier, futex through syscall()), or nothing when it
+// is not loaded.
+struct syscall_counts {
+    bool counted = false;
+    unsigned long long membarriers = 0;
+    unsigned long long futexes = 0;
+};
+
+syscall_counts counted_syscalls() {
+    using read_fn = void (*)(unsigned long long*, unsigned long long*);
+    syscall_counts counts;
+    if (const auto read = reinterpret_cast<read_fn>(dlsym(RTLD_DEFAULT, "fj_counted_syscalls"))) {
+        counts.counted = true;
+        read(&counts.membarriers, &counts.futexes);
+    }
+    return counts;
 }
 
 void opaque(int i) {
@@ -98,6 +127,8 @@ int main(int argc, char** argv) {
     // Every worker starts and goes idle before the workload: the counts are the workload's.
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     const fj::worker_stats before = pool.stats().total();
+    const long switches_before = voluntary_switches();
+    const syscall_counts syscalls_before = counted_syscalls();
     perf_control("enable\n");
     const auto began = std::chrono::steady_clock::now();
     if (what == "regions")
@@ -114,16 +145,23 @@ int main(int argc, char** argv) {
     }
     const auto took = std::chrono::steady_clock::now() - began;
     perf_control("disable\n");
+    const syscall_counts syscalls_after = counted_syscalls();
+    const long switches = voluntary_switches() - switches_before;
     const fj::worker_stats after = pool.stats().total();
     std::printf(
         "workload=%s workers=%zu sleeps=%llu wakeups=%llu steals=%llu failed_steals=%llu "
-        "failed_before_steal=%llu ms=%.1f\n",
+        "failed_before_steal=%llu vcsw=%ld ms=%.1f",
         what.c_str(), options.workers,
         static_cast<unsigned long long>(after.sleeps - before.sleeps),
         static_cast<unsigned long long>(after.wakeups - before.wakeups),
         static_cast<unsigned long long>(after.steals - before.steals),
         static_cast<unsigned long long>(after.failed_steals - before.failed_steals),
         static_cast<unsigned long long>(after.failed_before_steal - before.failed_before_steal),
-        std::chrono::duration<double, std::milli>(took).count());
+        switches, std::chrono::duration<double, std::milli>(took).count());
+    if (syscalls_after.counted)
+        std::printf(" membarrier=%llu futex_via_syscall=%llu",
+                    syscalls_after.membarriers - syscalls_before.membarriers,
+                    syscalls_after.futexes - syscalls_before.futexes);
+    std::printf("\n");
     return 0;
 }
