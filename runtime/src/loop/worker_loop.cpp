@@ -114,13 +114,16 @@ task* find_work_or_sleep(pool& p, worker& w) {
                 // Sampled: in a large pool a full pass per round would probe every deque
                 // thousands of times in one spin; go_idle()'s re-check is a full one.
                 found = find_work_sampled(p, w);
-                // A woken searcher yields every 4th round. The scheduler often runs a thread it
-                // wakes on the waker's CPU, preempting the waker, and the waker usually holds
-                // the work: a searcher that finds work wakes the next before it runs that work.
-                // Without the yield, that work waits out the whole spin whenever no other CPU
-                // takes the waker (on 2 CPUs, a submission to an idle 2-worker pool started
-                // 110 us late instead of 45: docs/performance.md#latency).
-                if (woken && (round & 3) == 3 && found == nullptr)
+                // A woken searcher yields once, after its first look. The scheduler often runs
+                // a thread it wakes on the waker's CPU, preempting the waker, and the waker
+                // usually holds the work: a searcher that finds work wakes the next before it
+                // runs that work. Without the yield, that work waits out the whole spin whenever
+                // no other CPU takes the waker (on 2 CPUs, a submission to an idle 2-worker pool
+                // started 110 us late instead of 48: docs/performance.md#latency). Only once: a
+                // thread that yields all through its spin is owed CPU time when it next wakes,
+                // and then preempts whoever runs there at once (on a loaded machine, a caller
+                // about to take over the task it waits for: docs/design/callers.md#take-over).
+                if (woken && round == 0 && found == nullptr)
                     std::this_thread::yield();
                 if ((round & 15) == 15 && std::chrono::steady_clock::now() >= spin_until)
                     break;
