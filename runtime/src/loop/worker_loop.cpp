@@ -119,7 +119,7 @@ task* find_work_or_sleep(pool& p, worker& w) {
                 // usually holds the work: a searcher that finds work wakes the next before it
                 // runs that work. Without the yield, that work waits out the whole spin whenever
                 // no other CPU takes the waker (on 2 CPUs, a submission to an idle 2-worker pool
-                // started 110 us late instead of 48: docs/performance.md#latency). Only once: a
+                // started 110 us late instead of 50: docs/performance.md#latency). Only once: a
                 // thread that yields all through its spin is owed CPU time when it next wakes,
                 // and then preempts whoever runs there at once (on a loaded machine, a caller
                 // about to take over the task it waits for: docs/design/callers.md#take-over).
