@@ -64,8 +64,6 @@ task* find_work_or_sleep(pool& p, worker& w) {
     // before it spins, or with the ticket of the wake-up that ended its sleep. Every way out of
     // this function gives it back.
     bool searching = false;
-    // Whether w's searching place came with a wake-up (its spin yields: below).
-    bool woken = false;
     // Gives the place back; returns whether w was the last searcher.
     const auto stop_searching_if = [&p, &searching](bool found_work) {
         const bool last = searching && stop_searching(p, found_work);
@@ -114,17 +112,6 @@ task* find_work_or_sleep(pool& p, worker& w) {
                 // Sampled: in a large pool a full pass per round would probe every deque
                 // thousands of times in one spin; go_idle()'s re-check is a full one.
                 found = find_work_sampled(p, w);
-                // A woken searcher yields once, after its first look. The scheduler often runs
-                // a thread it wakes on the waker's CPU, preempting the waker, and the waker
-                // usually holds the work: a searcher that finds work wakes the next before it
-                // runs that work. Without the yield, that work waits out the whole spin whenever
-                // no other CPU takes the waker (on 2 CPUs, a submission to an idle 2-worker pool
-                // started 110 us late instead of 50: docs/performance.md#latency). Only once: a
-                // thread that yields all through its spin is owed CPU time when it next wakes,
-                // and then preempts whoever runs there at once (on a loaded machine, a caller
-                // about to take over the task it waits for: docs/design/callers.md#take-over).
-                if (woken && round == 0 && found == nullptr)
-                    std::this_thread::yield();
                 if ((round & 15) == 15 && std::chrono::steady_clock::now() >= spin_until)
                     break;
             }
@@ -168,8 +155,7 @@ task* find_work_or_sleep(pool& p, worker& w) {
                                                   : w.m_index == 0 ? k_idle_block_release_period
                                                                    : std::chrono::milliseconds{0};
         const slept s = sleep_until_woken(p, w, timeout);
-        searching = s.woken; // a wake-up's ticket brings a searching place
-        woken = s.woken;
+        searching = s.woken;                      // a wake-up's ticket brings a searching place
         w.m_backstop_expired = timed && !s.woken; // leaves_callers_alone(), state/pool.hpp
         if (p.m_stop.load(std::memory_order_acquire)) {
             stop_searching_if(false);
