@@ -14,6 +14,9 @@
 
 namespace {
 
+// Relaxed throughout: plain event counts, with no data published through them. A reader takes
+// them before and after a workload whose threads it has joined with (a future's get(), which
+// synchronises), so every call the workload made is in the second read.
 std::atomic<unsigned long long> g_membarriers{0};
 std::atomic<unsigned long long> g_futexes{0};
 
