@@ -2,6 +2,7 @@
 // start no thread), bounded (max_spare_workers), spares retire, fj::blocking hands the work on at
 // once, the counters and the trace say what happened, and bad input is refused.
 #include "platform/thread_state.hpp"
+#include "state/own_wait.hpp"
 #include "support.hpp"
 
 #include <atomic>
@@ -78,6 +79,21 @@ TEST_F(rescue_test, compute_bound_tasks_start_no_thread) {
     for (auto& f : tasks)
         EXPECT_TRUE(fj_test::get_void(f));
     EXPECT_EQ(thread_count(), before);
+    EXPECT_EQ(pool.stats().spares_started, 0u) << pool.stats();
+}
+
+TEST_F(rescue_test, a_wait_of_the_runtimes_own_never_passes_for_a_block) {
+    // The same shape as the rescue above (a task asleep in the kernel, another queued behind it),
+    // but the sleep is declared as the runtime's own short wait: some twenty looks of the monitor
+    // find it asleep, and none starts a spare.
+    fj::scheduler pool = make_pool(1);
+    auto declared = fj::async(pool, [] {
+        const fj::detail::own_wait_scope own;
+        std::this_thread::sleep_for(40ms);
+    });
+    auto queued = fj::async(pool, [] { return 7; });
+    EXPECT_TRUE(fj_test::get_void(declared));
+    EXPECT_EQ(fj_test::get_or(queued, 0), 7);
     EXPECT_EQ(pool.stats().spares_started, 0u) << pool.stats();
 }
 

@@ -84,11 +84,11 @@ rescuer::look rescuer::sample() {
         return look::calm;
 
     // Step 3: which threads are blocked. A thread is idle (asleep on the event count), making
-    // progress (it started a task since the last look), blocked (declared by fj::blocking, or
-    // asleep in the kernel at k_blocked_looks looks in a row without starting a task) or
-    // running. Its kernel state is read only while it matters: nobody else is known to run
-    // (so the history is ready when work is queued), or spares are alive (their retirement
-    // counts the runners).
+    // progress (it started a task since the last look, or is in one of the runtime's own short
+    // waits), blocked (declared by fj::blocking, or asleep in the kernel at k_blocked_looks looks
+    // in a row without starting a task) or running. Its kernel state is read only while it matters:
+    // nobody else is known to run (so the history is ready when work is queued), or spares are
+    // alive (their retirement counts the runners).
     const bool work = work_visible(p);
     const bool need_runners = running_spares() > 0;
     census c = read_counters();
@@ -155,8 +155,8 @@ rescuer::census rescuer::read_counters() noexcept {
         } else if (w.m_stats.sleeps.get() > w.m_stats.wakeups.get()) {
             c.any_idle = true;
             s.blocked_samples = 0;
-        } else if (progressed) {
-            ++c.runners;
+        } else if (progressed || s.own_waits.load(std::memory_order_relaxed) != 0) {
+            ++c.runners; // a task started, or a wait of the runtime's own that ends by itself
             s.blocked_samples = 0;
         } else {
             m_stalled.push_back(i); // capacity reserved: never allocates

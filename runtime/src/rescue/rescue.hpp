@@ -63,6 +63,16 @@ public:
         if (m_all_stalled.load(std::memory_order_relaxed))
             on_inject_slow();
     }
+    // A wait of the runtime's own that ends by itself (starting the process's timer thread):
+    // meanwhile the monitor counts the thread as a runner, so the wait never passes for a block
+    // however long the machine makes it (step 3).
+    void on_own_wait(std::size_t index, bool begins) noexcept override {
+        // relaxed: a hint the monitor reads at its next look, like `declared`.
+        if (begins)
+            m_slots[index].own_waits.fetch_add(1, std::memory_order_relaxed);
+        else
+            m_slots[index].own_waits.fetch_sub(1, std::memory_order_relaxed);
+    }
     bool retire_requested(std::size_t index) const noexcept override {
         // relaxed: a hint read at task boundaries; a late read retires one task later.
         return m_slots[index].retire_requested.load(std::memory_order_relaxed);
@@ -95,8 +105,9 @@ public:
 private:
     // Per worker slot. Written by the threads serving the slot or by the monitor as marked.
     struct slot {
-        std::atomic<pid_t> tid{0};              // the serving thread, 0 while none
-        std::atomic<std::uint32_t> declared{0}; // fj::blocking scopes open on it
+        std::atomic<pid_t> tid{0};               // the serving thread, 0 while none
+        std::atomic<std::uint32_t> declared{0};  // fj::blocking scopes open on it
+        std::atomic<std::uint32_t> own_waits{0}; // own_wait_scopes open on it
         std::atomic<bool> retire_requested{false};
         // A thread works for the slot (workers: always). Written under m_mutex; relaxed loads by
         // the monitor, which re-reads it every look (a stale value costs one look).

@@ -1,6 +1,8 @@
 // The process's timer thread (timers.hpp).
 #include "sync/timers.hpp"
 
+#include "state/own_wait.hpp"
+
 #include <new>
 
 namespace fj::detail {
@@ -33,7 +35,9 @@ void timers::arm(entry& e) {
     std::unique_lock lock(m_mutex);
     if (!m_started) {
         // Detached: the thread lives as long as the process (the object is never destroyed), so
-        // nothing at exit waits for a sleeping timer thread.
+        // nothing at exit waits for a sleeping timer thread. Its start is a wait of our own: a
+        // worker starting it must not pass for blocked.
+        const own_wait_scope starting;
         std::thread([this] { run(); }).detach();
         m_started = true;
     }
