@@ -114,6 +114,31 @@ TEST_F(rescue_test, spares_retire_once_idle) {
     EXPECT_GE(pool.stats().spares_retired, 1u);
 }
 
+TEST_F(rescue_test, the_slots_of_retired_spares_are_not_probed) {
+    // Three fj::blocking calls in a row on a pool of one worker: each hands the queued work to a
+    // new spare, so three spare slots exist. Once they have retired, the lone worker's looks for
+    // work probe no other slot: its spins between tasks add no failed steal.
+    fj::scheduler pool = make_pool(1);
+    std::vector<fj::future<void>> tasks;
+    for (int i = 0; i < 3; ++i)
+        tasks.push_back(
+            fj::async(pool, [] { fj::blocking([] { std::this_thread::sleep_for(30ms); }); }));
+    for (auto& f : tasks)
+        EXPECT_TRUE(fj_test::get_void(f));
+    ASSERT_GE(pool.stats().spares_started, 1u) << pool.stats();
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (pool.stats().spares_running != 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(1ms);
+    ASSERT_EQ(pool.stats().spares_running, 0u) << pool.stats();
+    const std::uint64_t before = pool.stats().workers[0].failed_steals;
+    for (int i = 0; i < 5; ++i) {
+        auto f = fj::async(pool, [i] { return i; });
+        EXPECT_EQ(fj_test::get_or(f, -1), i);
+        std::this_thread::sleep_for(1ms); // the worker spins, finds nothing and sleeps
+    }
+    EXPECT_EQ(pool.stats().workers[0].failed_steals, before) << pool.stats();
+}
+
 TEST_F(rescue_test, max_spare_workers_is_never_exceeded) {
     constexpr std::size_t k_max = 2;
     fj::scheduler pool = make_pool(1, k_max);

@@ -84,7 +84,7 @@ task* stolen_after(worker* self, task* t, std::uint64_t failed_at_start) noexcep
 // from failed_at_start.
 task* steal_pass(pool& p, worker* self, std::uint64_t random, bool at_top_level, bool leave_callers,
                  std::uint64_t failed_at_start) {
-    const std::size_t n = p.m_workers.size();
+    const std::size_t n = p.m_workers.scan_end(); // retired spares' slots at the end skipped
     const std::size_t start = static_cast<std::size_t>(random % n);
     for (std::size_t i = 0; i < n; ++i) {
         worker& victim = p.m_workers[(start + i) % n];
@@ -146,7 +146,7 @@ task* steal_full(pool& p, worker& w, bool at_top_level) {
 // k_sampled_victims random other workers (a victim may come up twice: drawing distinct ones would
 // cost more than the rare repeat). Slots past a size() read earlier are never probed.
 task* steal_sampled(pool& p, worker& w) {
-    const std::size_t n = p.m_workers.size();
+    const std::size_t n = p.m_workers.scan_end();
     const bool leave_callers = leaves_callers_alone(p, w);
     const std::uint64_t failed_at_start = failed_so_far(&w);
     if (task* t = probe_hint(p, w, true, leave_callers))
@@ -180,7 +180,7 @@ task* look_for_work(pool& p, worker& w, bool at_top_level, bool sampled) {
         if (task* t = w.m_deque.pop())
             return t;
     }
-    if (p.m_workers.size() > 1) {
+    if (p.m_workers.scan_end() > 1) {
         task* t = sampled ? steal_sampled(p, w) : steal_full(p, w, at_top_level);
         if (t != nullptr)
             return t;

@@ -10,6 +10,7 @@
 #include "sleep/sleep.hpp"
 #include "state/pool.hpp"
 
+#include <algorithm>
 #include <exception>
 
 #include <forkjoin/detail/fault_injection.hpp>
@@ -85,6 +86,8 @@ std::size_t rescuer::start_spare_locked(spare_reason reason) noexcept {
         return k_none;
     }
     const bool reuse = !m_free.empty();
+    if (reuse) // the lowest free slot, at the back: live slots stay low, and looks stop early
+        std::swap(*std::min_element(m_free.begin(), m_free.end()), m_free.back());
     std::size_t index = reuse ? m_free.back() : k_none;
     try {
         if (reuse) {
@@ -112,6 +115,8 @@ std::size_t rescuer::start_spare_locked(spare_reason reason) noexcept {
         const boost::thread::attributes& attrs = attributes;
         fault_injection::check(fault_injection::site::thread_start);
         s.serving.store(true, std::memory_order_relaxed);
+        if (reuse)
+            p.m_workers.occupy(index); // in looks' range before its thread can push
         s.thread = boost::thread(attrs, [this, index] { spare_main(index); });
     } catch (const std::exception&) {
         // No thread: the slot stays (or becomes) free, and the count taken above is given back.
@@ -119,6 +124,7 @@ std::size_t rescuer::start_spare_locked(spare_reason reason) noexcept {
         if (index != k_none) {
             give_back_first_loop_stack(p, index); // if it was taken
             m_slots[index].serving.store(false, std::memory_order_relaxed);
+            p.m_workers.vacate(index); // it never ran: its deque is empty
             if (!reuse)
                 m_free.push_back(index);
         }
@@ -150,6 +156,8 @@ void rescuer::on_spare_retired(std::size_t index) noexcept {
     --m_running;
     ++m_retired;
     m_free.push_back(index); // its thread is joined when the slot is reused, or by stop()
+    // It left with an empty deque and resumable slot (step 7), which only it fills.
+    m_pool.m_workers.vacate(index);
 }
 
 // --- fj::blocking (step 8) -----------------------------------------------------------------------

@@ -20,7 +20,8 @@ bool work_visible(const pool& p, const worker* looker) {
         return true; // exact, under the consumer lock: see injection_queue.hpp
     const bool leave_callers = looker != nullptr && leaves_callers_alone(p, *looker);
     // seq_cst loads, like the deques' (after the sleeper's barrier): see make_resumable().
-    for (std::size_t i = 0, n = p.m_workers.size(); i < n; ++i) {
+    // Up to scan_end(): a vacant slot holds no work (state/worker_set.hpp).
+    for (std::size_t i = 0, n = p.m_workers.scan_end(); i < n; ++i) {
         const worker& w = p.m_workers[i];
         if (w.m_resumable.load(std::memory_order_seq_cst) != nullptr)
             return true;
