@@ -3,6 +3,7 @@
 // once, the counters and the trace say what happened, and bad input is refused.
 #include "platform/thread_state.hpp"
 #include "state/own_wait.hpp"
+#include "state/worker_set.hpp"
 #include "support.hpp"
 
 #include <atomic>
@@ -112,6 +113,29 @@ TEST_F(rescue_test, spares_retire_once_idle) {
     EXPECT_TRUE(fj_test::spin_until([&] { return thread_count() == before; }))
         << thread_count() << " threads, " << before << " before";
     EXPECT_GE(pool.stats().spares_retired, 1u);
+}
+
+TEST_F(rescue_test, looks_end_one_past_the_highest_slot_not_vacant) {
+    fj::detail::worker_set set(8);
+    for (int i = 0; i < 5; ++i)
+        set.add([](std::size_t index) {
+            return std::make_unique<fj::detail::worker>(nullptr, index, 16);
+        });
+    EXPECT_EQ(set.scan_end(), 5u);
+    set.vacate(2); // below an occupied slot: still looked at
+    EXPECT_EQ(set.scan_end(), 5u);
+    set.vacate(4);
+    EXPECT_EQ(set.scan_end(), 4u);
+    set.vacate(3); // the end falls past every vacant slot at the top
+    EXPECT_EQ(set.scan_end(), 2u);
+    set.occupy(3);
+    EXPECT_EQ(set.scan_end(), 4u);
+    set.occupy(2);
+    EXPECT_EQ(set.scan_end(), 4u);
+    set.add(
+        [](std::size_t index) { return std::make_unique<fj::detail::worker>(nullptr, index, 16); });
+    EXPECT_EQ(set.scan_end(), 6u);
+    EXPECT_EQ(set.size(), 6u);
 }
 
 TEST_F(rescue_test, the_slots_of_retired_spares_are_not_probed) {
