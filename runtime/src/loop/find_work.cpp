@@ -144,7 +144,7 @@ task* steal_full(pool& p, worker& w, bool at_top_level) {
 
 // The steal step of a sampled look (docs/design/find-work.md#sampling): the hint's victim, then
 // k_sampled_victims random other workers (a victim may come up twice: drawing distinct ones would
-// cost more than the rare repeat). Slots past a size() read earlier are never probed.
+// cost more than the rare repeat). Slots past a scan_end() read earlier are never probed.
 task* steal_sampled(pool& p, worker& w) {
     const std::size_t n = p.m_workers.scan_end();
     const bool leave_callers = leaves_callers_alone(p, w);

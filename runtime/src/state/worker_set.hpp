@@ -53,8 +53,10 @@ public:
         std::size_t end = m_scan_end.load(std::memory_order_relaxed);
         while (end > 0 && m_vacant[end - 1])
             --end;
-        // relaxed: a look that reads the old end probes a few empty slots more.
-        m_scan_end.store(end, std::memory_order_relaxed);
+        // release: this thread holds the lock every add() released, so a look that reads this
+        // end (acquire) sees the workers below it built. One that reads the old end probes a few
+        // empty slots more.
+        m_scan_end.store(end, std::memory_order_release);
     }
     // Slot i (vacant, built) is about to be served again, before its thread starts.
     void occupy(std::size_t i) noexcept {
@@ -68,7 +70,8 @@ public:
     }
     // One past the highest slot not vacant: where looks for work stop. At most size().
     std::size_t scan_end() const noexcept {
-        // acquire: pairs with add()'s and occupy()'s release; the slots below are built.
+        // acquire: pairs with the release of add(), vacate() and occupy(); the slots below are
+        // built.
         return m_scan_end.load(std::memory_order_acquire);
     }
 
