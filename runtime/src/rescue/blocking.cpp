@@ -1,20 +1,16 @@
 // fj::blocking's declaration (docs/design/rescue.md, step 8).
-#include "platform/process_generation.hpp"
 #include "rescue/rescue.hpp"
 #include "state/pool.hpp"
 
 #include <forkjoin/blocking.hpp>
-#include <forkjoin/detail/current.hpp>
 
 namespace fj::detail {
 
 blocking_scope::blocking_scope() noexcept {
-    worker* w = current_worker();
+    worker* w = current_worker_with_rescue();
     if (w == nullptr)
-        return;
+        return; // off every pool, no rescue, or a pool whose threads stayed in a fork()'s parent
     pool& p = pool_of(*w->m_pool);
-    if (p.m_rescue == nullptr || p.m_generation != process_generation())
-        return; // no rescue, or a pool whose threads stayed in the parent of a fork()
     const rescuer::ticket spare = p.m_rescue->begin_blocking(w->m_index);
     m_pool = &p;
     m_slot = w->m_index;

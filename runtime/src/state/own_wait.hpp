@@ -4,13 +4,10 @@
 // can take longer than the monitor's two looks.
 #pragma once
 
-#include "platform/process_generation.hpp"
 #include "state/pool.hpp"
 #include "state/spare_hooks.hpp"
 
 #include <cstddef>
-
-#include <forkjoin/detail/current.hpp>
 
 namespace fj::detail {
 
@@ -19,15 +16,11 @@ public:
     // On a worker of a pool with a rescue: its slot counts as a runner until the destructor.
     // Elsewhere: nothing.
     own_wait_scope() noexcept {
-        worker* w = current_worker();
-        if (w == nullptr)
-            return;
-        pool& p = pool_of(*w->m_pool);
-        if (p.m_spare_hooks == nullptr || p.m_generation != process_generation())
-            return; // no rescue, or a pool whose threads stayed in the parent of a fork()
-        m_hooks = p.m_spare_hooks;
-        m_slot = w->m_index;
-        m_hooks->on_own_wait(m_slot, true);
+        if (worker* w = current_worker_with_rescue()) {
+            m_hooks = pool_of(*w->m_pool).m_spare_hooks;
+            m_slot = w->m_index;
+            m_hooks->on_own_wait(m_slot, true);
+        }
     }
     // The scope holds no park: it ends on the thread and slot it began on.
     ~own_wait_scope() {

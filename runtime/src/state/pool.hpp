@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 
+#include <forkjoin/detail/current.hpp>
 #include <forkjoin/detail/pool_core.hpp>
 #include <forkjoin/errors.hpp>
 #include <forkjoin/options.hpp>
@@ -108,6 +109,17 @@ inline pool& pool_of(pool_core& p) noexcept {
 }
 inline const pool& pool_of(const pool_core& p) noexcept {
     return static_cast<const pool&>(p);
+}
+
+// The slot the calling thread serves, if its pool has the rescue of blocked workers and runs in
+// this process (not a pool whose threads stayed in the parent of a fork()); else null. What
+// fj::blocking and the runtime's own short waits declare to the rescue.
+inline worker* current_worker_with_rescue() noexcept {
+    worker* w = current_worker();
+    if (w == nullptr)
+        return nullptr;
+    const pool& p = pool_of(*w->m_pool);
+    return p.m_spare_hooks != nullptr && p.m_generation == process_generation() ? w : nullptr;
 }
 
 // The threads that may run the pool's tasks now, for the crowding rules (sleep/crowding.hpp): its
