@@ -7,6 +7,7 @@
 #include "support.hpp"
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <latch>
 #include <sstream>
@@ -81,6 +82,49 @@ TEST_F(rescue_test, compute_bound_tasks_start_no_thread) {
         EXPECT_TRUE(fj_test::get_void(f));
     EXPECT_EQ(thread_count(), before);
     EXPECT_EQ(pool.stats().spares_started, 0u) << pool.stats();
+}
+
+TEST_F(rescue_test, a_long_loop_costs_one_kernel_state_read_per_look_not_one_per_thread) {
+    // Four workers each compute one long task: after the first look none has started a task, so
+    // every look finds them all stalled. One read running rules a rescue out, so a look reads one
+    // state, and a second only when the first thread was caught in the kernel (a page fault):
+    // about one read per look. Without the rule each of the four is read again every 16 ms,
+    // about three reads per look.
+    constexpr int workers = 4;
+    fj::scheduler pool = make_pool(workers);
+    std::atomic<int> started{0};
+    std::vector<fj::future<void>> tasks;
+    for (int i = 0; i < workers; ++i)
+        tasks.push_back(fj::async(pool, [&started] {
+            started.fetch_add(1);
+            while (started.load() < workers) // one task per worker: no kernel wait meanwhile
+                ;
+            compute_for(250ms);
+        }));
+    for (auto& f : tasks)
+        EXPECT_TRUE(fj_test::get_void(f));
+    const fj::scheduler_stats s = pool.stats();
+    EXPECT_GE(s.monitor_looks, 2u) << s;
+    EXPECT_GE(s.monitor_state_reads, 1u) << s;
+    EXPECT_LE(2 * s.monitor_state_reads, 3 * s.monitor_looks) << s;
+    EXPECT_EQ(s.spares_started, 0u) << s;
+}
+
+TEST_F(rescue_test, the_runtimes_threads_carry_names) {
+    const auto name_of = [](const std::string& task_dir) {
+        std::ifstream in(task_dir + "/comm");
+        std::string name;
+        std::getline(in, name);
+        return name;
+    };
+    fj::scheduler pool = make_pool(2);
+    auto worker = fj::async(pool, [&] { return name_of("/proc/thread-self"); });
+    EXPECT_EQ(fj_test::get_or(worker, std::string()), "fj-worker");
+    // The monitor names itself before start() returns (the pool waits for its loop).
+    int monitors = 0;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task"))
+        monitors += name_of(task.path().string()) == "fj-monitor";
+    EXPECT_GE(monitors, 1);
 }
 
 TEST_F(rescue_test, a_wait_of_the_runtimes_own_never_passes_for_a_block) {
@@ -222,6 +266,24 @@ TEST_F(rescue_test, zero_spares_turns_the_rescue_off) {
     EXPECT_TRUE(fj_test::get_void(blocked));
     EXPECT_TRUE(fj_test::get_void(second));
     EXPECT_EQ(pool.stats().spares_started, 0u);
+}
+
+TEST_F(rescue_test, the_spares_cap_left_unset_scales_with_the_workers) {
+    using o = fj::scheduler_options;
+    EXPECT_EQ(o::scaled_max_spare_workers(1), 256u);
+    EXPECT_EQ(o::scaled_max_spare_workers(64), 256u);
+    EXPECT_EQ(o::scaled_max_spare_workers(100), 400u);
+    EXPECT_EQ(o::scaled_max_spare_workers(1024), o::max_spare_workers_limit);
+    EXPECT_EQ(o::scaled_max_spare_workers(o::max_workers), o::max_spare_workers_limit);
+    EXPECT_FALSE(o{}.max_spare_workers.has_value());
+
+    fj::scheduler_options unset;
+    unset.workers = 3;
+    fj::scheduler pool(unset);
+    EXPECT_EQ(pool.options().max_spare_workers, o::scaled_max_spare_workers(3));
+    EXPECT_EQ(pool.worker_index_limit(), 3 + 256 + unset.max_callers);
+    fj::scheduler off = make_pool(1, 0);
+    EXPECT_EQ(off.options().max_spare_workers, 0u);
 }
 
 TEST_F(rescue_test, max_spare_workers_out_of_range_is_refused) {

@@ -59,7 +59,7 @@ TEST_P(rescue_stress_test, BlockingBurstsWhileForkingAndJoining) {
         ASSERT_EQ(sum, expected) << "round " << round << "\n" << pool.stats();
     }
     const fj::scheduler_stats s = pool.stats();
-    EXPECT_LE(s.spares_running, fj::scheduler_options{}.max_spare_workers);
+    EXPECT_LE(s.spares_running, *pool.options().max_spare_workers);
 }
 
 // Pools destroyed while spares run (and while their tasks are still blocked): the destructor

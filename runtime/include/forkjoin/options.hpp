@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace fj {
@@ -69,8 +70,10 @@ struct scheduler_options {
     // a read) while the pool has queued work, it starts a spare worker so the queued work runs;
     // fj::blocking(f) starts one at once. Spares retire when they are no longer needed. At most
     // this many exist at once, 0 to max_spare_workers_limit; 0 turns the rescue off (a pool
-    // whose workers all block then waits for one of them to return).
-    std::size_t max_spare_workers = 256;
+    // whose workers all block then waits for one of them to return). Unset (the default):
+    // scaled_max_spare_workers(workers), so a pool sized for a bigger machine may have more tasks
+    // blocked at once. The scheduler's options() holds the value in force.
+    std::optional<std::size_t> max_spare_workers;
 
     // One budget of running workers for the whole process (docs/design/cpu-budget.md), for
     // pools that opt in: while the pools that share it have more workers in all than
@@ -96,6 +99,13 @@ struct scheduler_options {
 
     static constexpr std::chrono::microseconds max_spin_before_sleep{100'000};
     static constexpr std::size_t max_spare_workers_limit = 4096;
+    // The spares a pool of `workers` may run when max_spare_workers is unset: four per worker,
+    // at least 256 (a small pool still rides out a burst of blocking tasks), at most the limit.
+    static constexpr std::size_t scaled_max_spare_workers(std::size_t workers) noexcept {
+        const std::size_t scaled =
+            workers < max_spare_workers_limit / 4 ? 4 * workers : max_spare_workers_limit;
+        return scaled < 256 ? 256 : scaled;
+    }
     static constexpr std::size_t max_callers_limit = 4096;
     static constexpr std::size_t max_initial_deque_capacity = std::size_t{1} << 20;
 

@@ -49,6 +49,10 @@ struct scheduler_stats {
     std::uint64_t spares_retired =
         0; // spare threads that ended (idle, surplus, or the pool stopped)
     std::uint32_t spares_running = 0; // spare threads alive at the snapshot
+    // The rescue's monitor (docs/design/rescue.md): its looks at the pool, and the kernel states
+    // of threads it read for them (one /proc read each).
+    std::uint64_t monitor_looks = 0;
+    std::uint64_t monitor_state_reads = 0;
     worker_stats total() const noexcept;
 };
 

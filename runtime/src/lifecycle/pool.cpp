@@ -77,11 +77,11 @@ void validate(const scheduler_options& o) {
             "fj::scheduler: initial_deque_capacity must be between 1 and 2^20 (deques grow on "
             "demand), not " +
             std::to_string(o.initial_deque_capacity));
-    if (o.max_spare_workers > scheduler_options::max_spare_workers_limit)
+    if (o.max_spare_workers && *o.max_spare_workers > scheduler_options::max_spare_workers_limit)
         throw_invalid_argument("fj::scheduler: max_spare_workers must be between 0 (no spare "
                                "threads) and " +
                                std::to_string(scheduler_options::max_spare_workers_limit) +
-                               ", not " + std::to_string(o.max_spare_workers));
+                               ", not " + std::to_string(*o.max_spare_workers));
     if (o.max_callers > scheduler_options::max_callers_limit)
         throw_invalid_argument("fj::scheduler: max_callers must be between 0 (every call from "
                                "outside the pool queues its work and waits) and " +
@@ -89,11 +89,14 @@ void validate(const scheduler_options& o) {
                                std::to_string(o.max_callers));
 }
 
-// The options with the defaults resolved (the worker count, the trace file, whole-run profiling).
+// The options with the defaults resolved (the worker count, the spares' cap, the trace file,
+// whole-run profiling).
 scheduler_options resolved(const scheduler_options& options) {
     validate(options);
     scheduler_options o = options;
     o.workers = options.workers != 0 ? options.workers : default_worker_count();
+    if (!o.max_spare_workers)
+        o.max_spare_workers = scheduler_options::scaled_max_spare_workers(o.workers);
     resolve_observer_options(o);
     return o;
 }
@@ -106,7 +109,7 @@ pool::pool(fj::scheduler& handle, const scheduler_options& options, std::uint64_
     : pool_core(handle, id, options.workers, asymmetric_barrier_available(),
                 push_notice_fields(options.workers)),
       m_options(options),
-      m_workers(options.workers + options.max_spare_workers + options.max_callers),
+      m_workers(options.workers + *options.max_spare_workers + options.max_callers),
       m_callers(options.max_callers), m_generation(process_generation()) {
     for (std::size_t i = 0; i < m_worker_count; ++i)
         m_workers.add([this](std::size_t index) {
@@ -122,8 +125,8 @@ pool::pool(fj::scheduler& handle, const scheduler_options& options, std::uint64_
     // caller slots share one index space (a spare made after a caller's slot is numbered past
     // workers + max_spare_workers). A caller's entry stays unused: callers do not park.
     m_parking = make_parking_lot(m_options, m_workers.capacity(), &run_worker_loop);
-    if (m_options.max_spare_workers != 0) {
-        m_rescue.reset(new rescuer(*this, m_options.max_spare_workers));
+    if (*m_options.max_spare_workers != 0) {
+        m_rescue.reset(new rescuer(*this, *m_options.max_spare_workers));
         m_spare_hooks = m_rescue.get();
     }
     start_observing(*this); // nothing after it throws

@@ -52,6 +52,8 @@ scheduler_stats snapshot(const pool& p) {
         s.spares_started = c.rescues + c.blocking_handoffs;
         s.spares_retired = c.retired;
         s.spares_running = c.running;
+        s.monitor_looks = c.looks;
+        s.monitor_state_reads = c.state_reads;
     }
     return s;
 }
@@ -108,6 +110,9 @@ std::ostream& operator<<(std::ostream& out, const scheduler_stats& stats) {
         out << "spares: " << stats.spares_running << " running, " << stats.spares_started
             << " started (" << stats.rescues << " rescues, " << stats.blocking_handoffs
             << " for fj::blocking), " << stats.spares_retired << " retired\n";
+    if (stats.monitor_looks != 0)
+        out << "monitor: " << stats.monitor_looks << " looks, " << stats.monitor_state_reads
+            << " kernel states read\n";
     return out;
 }
 

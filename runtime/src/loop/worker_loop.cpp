@@ -11,6 +11,7 @@
 #include "loop/find_work.hpp"
 #include "observe/events.hpp"
 #include "parking/parking.hpp"
+#include "platform/thread_name.hpp"
 #include "sleep/crowding.hpp"
 #include "sleep/sleep.hpp"
 
@@ -205,6 +206,7 @@ void worker_main(pool& p, std::size_t index) {
     const overflow_signal_stack signal_stack;
     const thread_stack_guard own_stack_guard;
     context() = {&w, &p, nullptr};
+    name_this_thread(w.m_role == slot_role::spare ? "fj-spare" : "fj-worker");
     if (p.m_spare_hooks != nullptr)
         p.m_spare_hooks->on_thread_start(index);
     const bool budgeted = takes_cpu_place(p, w);

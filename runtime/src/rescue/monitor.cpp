@@ -1,5 +1,6 @@
 // The rescue's monitor thread: its loop and its look at the pool (docs/design/rescue.md, steps
 // 1-5, whose numbers the comments below cite). Spares and fj::blocking are in rescue.cpp.
+#include "platform/thread_name.hpp"
 #include "platform/thread_state.hpp"
 #include "rescue/rescue.hpp"
 #include "sleep/sleep.hpp"
@@ -21,13 +22,14 @@ constexpr std::chrono::microseconds k_alert_period{1000};
 constexpr std::chrono::microseconds k_calm_period{4000};
 constexpr std::chrono::microseconds k_longest_busy_period{16000};
 constexpr std::chrono::microseconds k_longest_period{64000};
-// A thread counts as blocked after this many looks in a row found it asleep in the kernel
-// without having started a task since the look before: a thread that takes a lock for a moment
-// is rarely caught twice in a row, and a rescue is only ever started when every thread is.
+// A thread counts as blocked after this many reads of its state found it asleep in the kernel
+// with no task started between them: a thread that takes a lock for a moment is rarely caught
+// twice, and a rescue is only ever started when every thread is.
 constexpr std::uint32_t k_blocked_looks = 2;
 // A thread whose kernel state read running (a long task) is read again after this long at the
-// earliest, unless it starts a task meanwhile: a long loop costs the monitor at most one read
-// per thread per 16 ms, and a thread that blocks in the middle of a long task is found within it.
+// earliest, unless it starts a task meanwhile; while it counts as running, a look reads no other
+// thread (read_stalled_states). A long loop costs the monitor about one read per look whatever
+// the pool's size, and a thread that blocks in the middle of a long task is found within 16 ms.
 constexpr std::chrono::microseconds k_running_reread{16000};
 
 } // namespace
@@ -41,6 +43,7 @@ void rescuer::arm() noexcept {
 }
 
 void rescuer::monitor_main() noexcept {
+    name_this_thread("fj-monitor");
     std::unique_lock lock(m_mutex);
     m_monitor_started = true;
     m_cv.notify_all(); // start() waits on the same condition variable
@@ -78,6 +81,8 @@ void rescuer::on_inject_slow() noexcept {
 
 rescuer::look rescuer::sample() {
     pool& p = m_pool;
+    // relaxed, single writer: statistics for snapshot().
+    m_looks.store(m_looks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (disarm_if_some_idle())
         return look::soon;
     if (p.m_stop.load(std::memory_order_acquire))
@@ -85,10 +90,10 @@ rescuer::look rescuer::sample() {
 
     // Step 3: which threads are blocked. A thread is idle (asleep on the event count), making
     // progress (it started a task since the last look, or is in one of the runtime's own short
-    // waits), blocked (declared by fj::blocking, or asleep in the kernel at k_blocked_looks looks
-    // in a row without starting a task) or running. Its kernel state is read only while it matters:
-    // nobody else is known to run (so the history is ready when work is queued), or spares are
-    // alive (their retirement counts the runners).
+    // waits), blocked (declared by fj::blocking, or asleep in the kernel at k_blocked_looks reads
+    // with no task started between them) or running. Its kernel state is read only while it
+    // matters: nobody else is known to run (so the history is ready when work is queued), or spares
+    // are alive (their retirement counts the runners).
     const bool work = work_visible(p);
     const bool need_runners = running_spares() > 0;
     census c = read_counters();
@@ -168,10 +173,22 @@ rescuer::census rescuer::read_counters() noexcept {
 void rescuer::read_stalled_states(census& c, bool read_states,
                                   std::chrono::steady_clock::time_point now) noexcept {
     // A stalled thread whose state is not read counts as running: no rescue on a guess. One
-    // found asleep in the kernel is only blocked at k_blocked_looks looks in a row, so a short
-    // kernel wait (a contended lock, a page fault) rarely passes for one (step 3). One read
-    // running, in a task it has run since, is read again only k_running_reread later (`now`
-    // is the epoch when every state must be read afresh).
+    // found asleep in the kernel is only blocked at k_blocked_looks reads with no task started
+    // between them, so a short kernel wait (a contended lock, a page fault) rarely passes for one
+    // (step 3). One read running, in a task it has run since, is read again only k_running_reread
+    // later (`now` is the epoch when every state must be read afresh: spares alive).
+    const bool read_all = now == std::chrono::steady_clock::time_point{};
+    const auto read_running_lately = [&](const slot& s) {
+        return !read_all && now - s.running_read_at < k_running_reread;
+    };
+    // One thread known to run rules a rescue out (step 4 needs every thread blocked), so unless
+    // step 5 needs the count of runners, reading stops at the first: a long loop of P threads
+    // costs one read per k_running_reread, not P.
+    // (With read_all it stays false: every state is read.)
+    bool runner_known =
+        !read_all && std::any_of(m_stalled.begin(), m_stalled.end(),
+                                 [&](std::size_t i) { return read_running_lately(m_slots[i]); });
+    std::uint64_t reads = 0;
     for (const std::size_t i : m_stalled) {
         slot& s = m_slots[i];
         // acquire: pairs with on_thread_start()'s release.
@@ -180,19 +197,30 @@ void rescuer::read_stalled_states(census& c, bool read_states,
             s.blocked_samples = 0; // unknown: counted as running (no rescue on a guess)
             ++c.runners;
             ++c.unread;
-        } else if (now != std::chrono::steady_clock::time_point{} &&
-                   now - s.running_read_at < k_running_reread) {
+        } else if (read_running_lately(s)) {
             ++c.runners; // read running in this task not long ago
-        } else if (read_thread_state(tid) != kernel_thread_state::blocked) {
-            s.blocked_samples = 0;
-            s.running_read_at = now;
+        } else if (runner_known) {
+            // Not read: another thread runs, so this look rescues nothing whatever this one does.
+            // Its history stays: a thread asleep in the kernel at two reads with no task started
+            // between them counts as blocked, however far apart the reads.
             ++c.runners;
-        } else if (++s.blocked_samples >= k_blocked_looks) {
-            ++c.blocked;
         } else {
-            ++c.suspects; // asleep in the kernel once so far: neither running nor blocked yet
+            ++reads;
+            if (read_thread_state(tid) != kernel_thread_state::blocked) {
+                s.blocked_samples = 0;
+                s.running_read_at = now;
+                ++c.runners;
+                runner_known = !read_all;
+            } else if (++s.blocked_samples >= k_blocked_looks) {
+                ++c.blocked;
+            } else {
+                ++c.suspects; // asleep in the kernel once so far: neither running nor blocked yet
+            }
         }
     }
+    // relaxed, single writer: statistics for snapshot().
+    m_state_reads.store(m_state_reads.load(std::memory_order_relaxed) + reads,
+                        std::memory_order_relaxed);
 }
 
 void rescuer::request_retirements(std::size_t slots, std::size_t surplus) noexcept {

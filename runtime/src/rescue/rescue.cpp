@@ -189,7 +189,12 @@ void rescuer::end_blocking(std::size_t index, ticket spare) noexcept {
 
 rescuer::counts rescuer::snapshot() const noexcept {
     std::lock_guard lock(m_mutex);
-    return {m_rescues, m_handoffs, m_retired, m_running};
+    return {m_rescues,
+            m_handoffs,
+            m_retired,
+            m_running,
+            m_looks.load(std::memory_order_relaxed),
+            m_state_reads.load(std::memory_order_relaxed)};
 }
 
 } // namespace fj::detail

@@ -99,6 +99,7 @@ public:
     struct counts {
         std::uint64_t rescues = 0, blocking_handoffs = 0, retired = 0;
         std::uint32_t running = 0;
+        std::uint64_t looks = 0, state_reads = 0;
     };
     counts snapshot() const noexcept;
 
@@ -143,10 +144,11 @@ private:
         std::size_t serving = 0, blocked = 0, runners = 0;
         bool any_idle = false; // some thread asleep on the pool's event count
         // Stalled threads (neither declared, idle, nor progressing) whose state this look did not
-        // read because another thread runs: the next look may have to.
+        // read because another thread made progress (or a spare's thread has not started): the
+        // next look may have to.
         std::size_t unread = 0;
-        // Stalled threads found asleep in the kernel, but at fewer than k_blocked_looks looks
-        // in a row: the ones whose next look decides whether they are blocked.
+        // Stalled threads found asleep in the kernel, but at fewer than k_blocked_looks reads
+        // so far: the ones whose next read decides whether they are blocked.
         std::size_t suspects = 0;
     };
     // One look at the pool (steps 2-5).
@@ -160,7 +162,8 @@ private:
     census read_counters() noexcept;
     // Step 3, second pass: the stalled threads, by their kernel state if read_states is set; a
     // thread read running less than k_running_reread ago without starting a task since is
-    // counted running without a new read.
+    // counted running without a new read. Unless every state must be read afresh (`now` is the
+    // epoch: spares alive), reading stops at the first thread known to run.
     void read_stalled_states(census& c, bool read_states,
                              std::chrono::steady_clock::time_point now) noexcept;
     // Step 5: asks `surplus` running spares among the first `slots` slots to retire.
@@ -192,6 +195,9 @@ private:
     monitor_arming m_arming;
     // The last look found no thread running or idle (a hint for on_inject).
     std::atomic<bool> m_all_stalled{false};
+    // Looks taken and kernel states read: written by the monitor only, read by snapshot()
+    // (relaxed: statistics, any recent value will do).
+    std::atomic<std::uint64_t> m_looks{0}, m_state_reads{0};
     boost::thread m_monitor;
 };
 

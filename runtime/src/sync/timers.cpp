@@ -1,6 +1,7 @@
 // The process's timer thread (timers.hpp).
 #include "sync/timers.hpp"
 
+#include "platform/thread_name.hpp"
 #include "state/own_wait.hpp"
 
 #include <new>
@@ -57,6 +58,7 @@ void timers::disarm(entry& e) noexcept {
 }
 
 void timers::run() noexcept {
+    name_this_thread("fj-timers");
     std::unique_lock lock(m_mutex);
     for (;;) {
         if (m_due.empty()) {
