@@ -193,12 +193,16 @@ void rescuer::read_stalled_states(census& c, bool read_states,
         slot& s = m_slots[i];
         // acquire: pairs with on_thread_start()'s release.
         const pid_t tid = s.tid.load(std::memory_order_acquire);
-        if (!read_states || tid == 0) {
+        if (tid == 0) {
+            s.blocked_samples = 0; // a spare not started yet: counted as running
+            ++c.runners;
+        } else if (read_running_lately(s)) {
+            // Read running in this task not long ago: not read again before k_running_reread,
+            // so a sooner look would learn nothing more of it.
+            ++c.runners;
+        } else if (!read_states) {
             s.blocked_samples = 0; // unknown: counted as running (no rescue on a guess)
             ++c.runners;
-            ++c.unread;
-        } else if (read_running_lately(s)) {
-            ++c.runners; // read running in this task not long ago
         } else if (runner_known) {
             // Not read: another thread runs, so this look rescues nothing whatever this one does.
             // Its history stays: a thread asleep in the kernel at two reads with no task started
@@ -243,13 +247,15 @@ void rescuer::request_retirements(std::size_t slots, std::size_t surplus) noexce
 }
 
 rescuer::look rescuer::next_look(const census& c, bool work, bool need_runners) noexcept {
-    // Soon while queued work may be waiting for a stalled thread to count as blocked: one found
-    // asleep in the kernel (a suspect), or one not read because another thread ran. Calm while
-    // anything moves or might (each look wakes a thread on a busy machine), which includes
-    // stalled threads read running: long tasks, whose states k_running_reread reads at most once
-    // per 16 ms. Later while every thread is blocked with nothing queued, which only new work
-    // (on_inject) changes.
-    if (work && (c.suspects > 0 || c.unread > 0))
+    // Soon while queued work may be waiting for a thread found asleep in the kernel once (a
+    // suspect) to count as blocked. Calm while anything moves or might (each look wakes a thread
+    // on a busy machine): threads that started tasks, stalled threads read running (long tasks,
+    // whose states k_running_reread reads at most once per 16 ms), and stalled threads not read
+    // because others started tasks: a look sooner would not read them either while tasks keep
+    // starting, and in a long loop on many threads some thread starts a task at almost every look
+    // (looking every millisecond there cost about 1.5% of a core). Later while every thread is
+    // blocked with nothing queued, which only new work (on_inject) changes.
+    if (work && c.suspects > 0)
         return look::soon;
     if (need_runners || c.runners > 0 || c.any_idle || work)
         return look::calm;

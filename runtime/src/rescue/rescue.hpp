@@ -143,10 +143,6 @@ private:
         std::size_t slots = 0;
         std::size_t serving = 0, blocked = 0, runners = 0;
         bool any_idle = false; // some thread asleep on the pool's event count
-        // Stalled threads (neither declared, idle, nor progressing) whose state this look did not
-        // read because another thread made progress (or a spare's thread has not started): the
-        // next look may have to.
-        std::size_t unread = 0;
         // Stalled threads found asleep in the kernel, but at fewer than k_blocked_looks reads
         // so far: the ones whose next read decides whether they are blocked.
         std::size_t suspects = 0;
