@@ -253,8 +253,8 @@ rescuer::look rescuer::next_look(const census& c, bool work, bool need_runners) 
     // whose states k_running_reread reads at most once per 16 ms), and stalled threads not read
     // because others started tasks: a look sooner would not read them either while tasks keep
     // starting, and in a long loop on many threads some thread starts a task at almost every look
-    // (looking every millisecond there cost about 1.5% of a core). Later while every thread is
-    // blocked with nothing queued, which only new work (on_inject) changes.
+    // (looking every millisecond there cost 1-3% of a core on a 2-core machine). Later while every
+    // thread is blocked with nothing queued, which only new work (on_inject) changes.
     if (work && c.suspects > 0)
         return look::soon;
     if (need_runners || c.runners > 0 || c.any_idle || work)
