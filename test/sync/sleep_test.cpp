@@ -3,7 +3,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include <forkjoin/condition_variable.hpp>
@@ -91,6 +93,48 @@ TEST(fj_sleep, many_deadlines_fire_or_are_disarmed_in_any_order) {
     for (auto& t : tasks)
         EXPECT_TRUE(fj_test::get_void(t));
     EXPECT_EQ(short_sleeps.load(), 0);
+}
+
+// The timer thread sleeps towards the earliest deadline armed; a later arm of an earlier deadline
+// (here on another worker, so in another shard on most machines) must wake it. A lost wake-up
+// leaves the short wait asleep until the hour-long one's deadline: the check gives up after 30 s
+// and ends both waits by hand.
+TEST(fj_sleep, an_earlier_deadline_armed_after_a_later_one_fires_on_time) {
+    fj::scheduler pool(2);
+    fj::mutex m;
+    fj::condition_variable long_cv;
+    fj::condition_variable short_cv;
+    bool done = false;    // guarded by m
+    bool give_up = false; // guarded by m
+    fj::future<void> long_wait = pool.submit([&] {
+        std::unique_lock lock(m);
+        (void)long_cv.wait_for(lock, 1h, [&] { return done; });
+    });
+    if (fj_test::parks(pool)) {
+        // The long timer armed and the timer thread gone to sleep towards it (best effort: the
+        // order only makes the check sharper).
+        const auto until = std::chrono::steady_clock::now() + 5s;
+        while (fj_test::parks_so_far(pool) < 1 && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(1ms);
+        std::this_thread::sleep_for(5ms);
+    }
+    fj::future<void> short_wait = pool.submit([&] {
+        std::unique_lock lock(m);
+        (void)short_cv.wait_for(lock, 2ms, [&] { return give_up; });
+        done = true;
+        long_cv.notify_all();
+    });
+    const bool on_time = short_wait.wait_for(30s) == std::future_status::ready;
+    EXPECT_TRUE(on_time) << "a 2 ms timed wait armed after a 1 h one did not end within 30 s";
+    {
+        std::lock_guard lock(m);
+        give_up = true;
+        done = true;
+    }
+    short_cv.notify_all();
+    long_cv.notify_all();
+    EXPECT_TRUE(fj_test::get_void(short_wait));
+    EXPECT_TRUE(fj_test::get_void(long_wait));
 }
 
 } // namespace

@@ -16,7 +16,7 @@
 #include "lifecycle/pool_registry.hpp"
 #include "memory/central_pool.hpp"
 #include "platform/process_generation.hpp"
-#include "sync/timers.hpp"
+#include "timers/timers.hpp"
 
 #include <pthread.h>
 

@@ -6,7 +6,7 @@
 // thread blocks, as it would on the std type, and the rescue of blocked pools sees a blocked
 // worker as it sees any other.
 #include "parking/parking.hpp"
-#include "sync/timers.hpp"
+#include "timers/timers.hpp"
 #include "waits/blocking_waiter.hpp"
 
 #include <system_error>
