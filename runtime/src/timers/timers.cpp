@@ -50,10 +50,13 @@ timers& timers::instance() {
 void timers::replace_in_child() noexcept {
     // The parent's entries belong to threads that are not in the child, and its mutexes may have
     // been held by its timer thread at the fork. The old object is left behind, never touched.
+    // Without memory for new ones the child keeps the parent's object, whose thread is not in the
+    // child: a timed wait there then ends only by its release.
     if (the_timers() != nullptr) {
-        timers* fresh = new (std::nothrow) timers();
-        if (fresh != nullptr)
-            the_timers() = fresh;
+        try {
+            the_timers() = new timers();
+        } catch (const std::bad_alloc&) {
+        }
     }
 }
 
